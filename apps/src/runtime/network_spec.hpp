@@ -1,0 +1,194 @@
+// A query network as written in its YAML file (DESIGN.md "Query networks and the runtime"):
+// schemas, nodes, transport defaults, boxes and per-stream link overrides, checked as a whole,
+// plus the streams ("arrows") derived from the boxes' inputs and outputs.
+//
+// File format (every key is listed; anything else is reported as an unknown key):
+//
+//   name: demo                       required
+//   cluster_token: 42                optional unsigned integer, default 0 (link handshakes)
+//   schemas:                         name -> list of {field: type} (ops/schema.hpp's types)
+//     tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]
+//   nodes:                           required; name and address (uri.hpp) each required
+//     - {name: src, address: "tcp://127.0.0.1:7101"}
+//   transport:                       defaults of every link; every key optional
+//     {medium: tcp, wait: sleep, latency_budget_us: 200, spin_us: 20, batch_bytes: 32768,
+//      flush_us: 100, window: 64}
+//   boxes:                           required; name, type, node required
+//     - {name: gen, type: source, node: src, out: ticks, schema: tick, params: {...}}
+//   links:                           optional; stream required, then any transport key
+//     - {stream: ticks, wait: block}
+//
+// `in` and `out` take one stream name or a list. `schema` names the schema of the box's output
+// streams (required on a source; on a sink it names the schema the sink expects to receive).
+// filter, union, bsort and split pass their input schema on when they name none; the other
+// operators will derive theirs in the operator library, so their streams may have no schema
+// here. Only source and sink boxes run today: see validate_runnable().
+//
+// Source params: rate (tuples/s, a positive number, or "max"; default "max"), tuples and
+// duration_s (stop at whichever comes first; 0 = no limit; default 0), seed (default 1), keys
+// (distinct key values, uniform; default 1000). Sink params: kind (check | count | discard;
+// default check) and slow_us_per_frame (a test hook that makes the sink slow; default 0).
+//
+// Errors. parse_network() checks everything it can and returns every problem at once, each as
+// "file:line:col: path: what", sorted in file order (line and column are 1-based; the path is
+// the YAML path such as boxes[1].params.rate).
+//
+// Threading: plain values; the functions are pure and may be called from any thread.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/outcome/result.hpp>
+#include <boreal/ops/schema.hpp>
+#include <boreal/transport/wait_mode.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "runtime/uri.hpp"
+
+namespace boreal::runtime {
+
+// Media by name (DESIGN.md "Transport").
+inline constexpr std::array<std::string_view, 4> kMedia = {"tcp", "inproc", "fabric-msg",
+                                                           "fabric-rma"};
+// Box types the file may name. Only kRunnableBoxTypes run today.
+inline constexpr std::array<std::string_view, 10> kBoxTypes = {
+    "source", "sink", "filter", "map", "union", "aggregate", "join", "bsort", "resample", "split"};
+inline constexpr std::array<std::string_view, 2> kRunnableBoxTypes = {"source", "sink"};
+
+// Every located problem found in a file (or in command-line overrides), in file order.
+struct SpecErrors {
+  std::vector<std::string> messages;  // "demo.yaml:14:11: boxes[1].node: unknown node 'dts' ..."
+
+  // The messages, one per line, no trailing newline.
+  [[nodiscard]] std::string joined() const;
+};
+
+template <class T>
+using SpecResult = boost::outcome_v2::basic_result<T, SpecErrors, boost::outcome_v2::policy::terminate>;
+
+// 1-based position in the file; 0 when the value did not come from a file.
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+  friend bool operator==(const SourcePos&, const SourcePos&) = default;
+};
+
+// How one link is set up: the `transport` block, a `links` entry over it, then CLI flags.
+struct TransportSpec {
+  std::string medium = "tcp";  // one of kMedia
+  transport::WaitConfig wait;  // wait, latency_budget_us, spin_us
+  std::chrono::microseconds flush{100};  // a partly filled frame is sent after this long
+  std::uint32_t batch_bytes = 32768;     // largest frame payload; holds at least one tuple
+  std::uint32_t window = 64;             // frames of receive credit
+};
+
+struct NodeSpec {
+  std::string name;
+  std::string address;  // as written
+  Uri uri;              // parsed address
+};
+
+struct SourceParams {
+  std::optional<double> rate;                 // tuples/s; nullopt = "max" (as fast as credit allows)
+  std::uint64_t tuples = 0;                   // stop after this many; 0 = no count limit
+  std::chrono::duration<double> duration{0};  // stop after this long; 0 = no time limit
+  std::uint64_t seed = 1;
+  std::uint64_t keys = 1000;  // distinct values of the key field, drawn uniformly
+};
+
+enum class SinkKind : std::uint8_t {
+  check,    // verify order, loss, duplicates and content CRC; latency histogram
+  count,    // count tuples only
+  discard,  // drop everything (measures the transport alone)
+};
+[[nodiscard]] std::string_view to_string(SinkKind kind) noexcept;
+
+struct SinkParams {
+  SinkKind kind = SinkKind::check;
+  std::chrono::microseconds slow_per_frame{0};  // test hook: stall this long per frame
+};
+
+struct BoxSpec {
+  std::string name;
+  std::string type;  // one of kBoxTypes
+  std::string node;
+  std::vector<std::string> inputs;   // stream names, as listed
+  std::vector<std::string> outputs;  // stream names, as listed
+  std::string schema;                // as written; empty when absent
+  YAML::Node params;                 // as written (a null node when absent)
+  std::optional<SourceParams> source;  // set for type "source"
+  std::optional<SinkParams> sink;      // set for type "sink"
+  SourcePos pos;                       // where the box's `type` is written
+};
+
+// One arrow: a named stream from its producer box to its consumer boxes.
+struct StreamSpec {
+  std::string name;
+  std::uint32_t id = 0;  // 1-based, in order of first mention in the file; stable for a file
+  std::string schema;    // empty when the producing operator decides (map, aggregate, join)
+  std::string producer;  // box name
+  std::string producer_node;
+  std::vector<std::string> consumers;       // box names, in file order
+  std::vector<std::string> consumer_nodes;  // consumer_nodes[i] runs consumers[i]
+  bool crosses_nodes = false;               // some consumer runs on another node than the producer
+  TransportSpec transport;                  // effective: defaults, then the link override
+};
+
+struct NetworkSpec {
+  std::string name;
+  std::string file_name;  // as given to parse_network, for messages
+  std::uint64_t cluster_token = 0;
+  std::map<std::string, ops::Schema, std::less<>> schemas;
+  std::vector<NodeSpec> nodes;     // in file order
+  std::vector<BoxSpec> boxes;      // in file order
+  TransportSpec transport;         // the defaults (the `transport` block)
+  std::vector<StreamSpec> streams;  // ordered by id: streams[i].id == i + 1
+
+  // nullptr when absent.
+  [[nodiscard]] const NodeSpec* find_node(std::string_view name) const;
+  [[nodiscard]] const BoxSpec* find_box(std::string_view name) const;
+  [[nodiscard]] const StreamSpec* find_stream(std::string_view name) const;
+  [[nodiscard]] const ops::Schema* find_schema(std::string_view name) const;
+};
+
+// Parses and checks a network. `file_name` prefixes every message.
+[[nodiscard]] SpecResult<NetworkSpec> parse_network(std::string_view yaml_text,
+                                                    std::string_view file_name);
+// Reads `path` and parses it; an unreadable file is one error naming the path.
+[[nodiscard]] SpecResult<NetworkSpec> load_network(const std::string& path);
+
+// What the runtime cannot run yet: every box whose type is not in kRunnableBoxTypes, e.g.
+// "demo.yaml:20:11: boxes[2].type: box type 'filter' is not runnable yet (issue: operator library)".
+[[nodiscard]] SpecResult<void> validate_runnable(const NetworkSpec& spec);
+
+// Command-line flags that override the file, for every link or every source. Values are as
+// the user typed them; apply_overrides() checks them.
+struct Overrides {
+  std::optional<std::string> medium;             // --medium
+  std::optional<std::string> wait;               // --wait
+  std::optional<std::int64_t> latency_budget_us;  // --latency-budget
+  std::optional<std::int64_t> spin_us;           // --spin-us
+  std::optional<std::int64_t> batch_bytes;       // --batch-bytes
+  std::optional<std::int64_t> flush_us;          // --flush-us
+  std::optional<std::string> rate;               // --rate: tuples/s or "max"
+  std::optional<std::int64_t> tuples;            // --tuples (0 = no count limit)
+  std::optional<double> duration_s;              // --duration (0 = no time limit)
+  std::optional<std::int64_t> tuple_bytes;       // --tuple-bytes
+  std::optional<std::int64_t> window;            // --window
+};
+
+// Applies every set override: transport flags to the defaults and to every stream (over the
+// file's link overrides), source flags to every source. --tuple-bytes resizes the last str
+// field of each source's schema so its tuples are exactly that long. On error `spec` is left
+// unchanged and every problem is returned, each naming its flag ("--window: must be positive,
+// got 0").
+[[nodiscard]] SpecResult<void> apply_overrides(NetworkSpec& spec, const Overrides& overrides);
+
+}  // namespace boreal::runtime

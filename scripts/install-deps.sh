@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what boreal needs to build, test and benchmark on Debian 12, and nothing else.
+# Shared by README's first command and by .ci/run. Idempotent: installs only what is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libboost-dev            # Boost.Asio (tcp medium), Boost.Outcome (error results)
+  libfabric-dev           # fabric media
+  libgtest-dev googletest # tests
+  libbenchmark-dev        # micro-benchmarks
+  libyaml-cpp-dev         # query-network files
+  libcli11-dev            # the boreal CLI
+  nlohmann-json3-dev      # JSON lines output
+  iproute2                # network namespaces for multi-host tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

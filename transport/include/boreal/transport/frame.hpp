@@ -1,0 +1,86 @@
+// The wire frame: a fixed 32-byte header, then the payload (rows back to back).
+//
+// Every field read from the wire is checked by decode_header() before anything uses it; the
+// payload checksum is checked by verify_checksum() once the payload has arrived. All
+// multi-byte fields are little-endian on the wire.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <boreal/transport/error.hpp>
+
+namespace boreal::transport {
+
+inline constexpr std::uint32_t kFrameMagic = 0x46'4C'52'42;  // "BRLF" read as little-endian bytes
+inline constexpr std::uint16_t kFrameVersion = 1;
+inline constexpr std::size_t kFrameHeaderBytes = 32;
+
+// What a frame carries. A frame has exactly one of data, credit, heartbeat, hello;
+// end_of_stream may accompany data (possibly with zero tuples).
+enum FrameFlag : std::uint16_t {
+  kFlagData = 1u << 0,
+  kFlagEndOfStream = 1u << 1,
+  kFlagCredit = 1u << 2,  // sequence = credits granted so far in total (cumulative)
+  kFlagAck = 1u << 3,     // sequence = highest data sequence delivered
+  kFlagHeartbeat = 1u << 4,
+  kFlagHello = 1u << 5,  // link handshake; payload is a HelloPayload
+};
+inline constexpr std::uint16_t kKnownFlags = 0x3F;
+
+struct FrameHeader {
+  std::uint32_t magic = kFrameMagic;
+  std::uint16_t version = kFrameVersion;
+  std::uint16_t flags = 0;
+  std::uint32_t stream_id = 0;
+  std::uint32_t tuple_count = 0;
+  std::uint64_t sequence = 0;
+  std::uint32_t payload_bytes = 0;
+  std::uint32_t checksum = 0;  // CRC-32C of header bytes [0, 28) followed by the payload
+};
+
+// What the receiving end of one link accepts: anything else is a protocol error.
+struct FrameLimits {
+  std::uint32_t stream_id = 0;           // the only stream id this link carries
+  std::uint32_t tuple_bytes = 0;         // data payload = tuple_count * tuple_bytes exactly
+  std::uint32_t max_payload_bytes = 0;   // largest payload the receiver has room for
+};
+
+// Handshake sent by the sending end as the first frame of a link (kFlagHello).
+struct HelloPayload {
+  std::uint64_t schema_hash = 0;
+  std::uint64_t cluster_token = 0;
+  std::uint32_t stream_id = 0;
+  std::uint32_t tuple_bytes = 0;
+  std::uint32_t max_payload_bytes = 0;
+  std::uint32_t reserved = 0;
+};
+inline constexpr std::size_t kHelloPayloadBytes = 32;
+
+// Writes `header` into out[0, 32), computing the checksum over the header and `payload`.
+// out must have room for kFrameHeaderBytes; header.payload_bytes must equal payload.size().
+void encode_header(FrameHeader header, std::span<const std::byte> payload,
+                   std::span<std::byte, kFrameHeaderBytes> out) noexcept;
+
+// Reads and checks a header: magic, version, flags, stream id, payload length, tuple count
+// against the limits. Errors are ErrorCategory::protocol and name the field and its value.
+// The checksum cannot be checked until the payload is there: see verify_checksum().
+[[nodiscard]] Result<FrameHeader> decode_header(std::span<const std::byte, kFrameHeaderBytes> in,
+                                                const FrameLimits& limits);
+
+// Checks header.checksum against the raw header bytes and the payload.
+[[nodiscard]] Result<void> verify_checksum(const FrameHeader& header,
+                                           std::span<const std::byte, kFrameHeaderBytes> raw_header,
+                                           std::span<const std::byte> payload);
+
+void encode_hello(const HelloPayload& hello, std::span<std::byte, kHelloPayloadBytes> out) noexcept;
+[[nodiscard]] Result<HelloPayload> decode_hello(std::span<const std::byte> in);
+
+// A received frame, valid only during the handler call that receives it.
+struct FrameView {
+  FrameHeader header;
+  std::span<const std::byte> payload;
+};
+
+}  // namespace boreal::transport

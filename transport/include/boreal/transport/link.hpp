@@ -1,0 +1,118 @@
+// One arrow between two nodes: a sending end and a receiving end, ordered and lossless, with
+// credit-based flow control. Media (tcp, inproc, fabric) implement these two interfaces.
+//
+// Threading: each end belongs to one I/O thread, which calls every member. Nothing blocks;
+// nothing allocates after start-up; nothing throws. A link that fails records its Error,
+// moves to LinkState::failed and stays there; its thread keeps serving other links.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <boreal/transport/error.hpp>
+#include <boreal/transport/frame.hpp>
+
+namespace boreal::transport {
+
+enum class SendStatus : std::uint8_t { ok, back_pressured, not_connected, closed };
+[[nodiscard]] std::string_view to_string(SendStatus status) noexcept;
+
+enum class LinkState : std::uint8_t {
+  connecting,   // no peer yet, or handshake in progress
+  established,  // data may flow
+  finished,     // end of stream sent and acknowledged (sender) / received (receiver)
+  failed,       // error() says why
+};
+[[nodiscard]] std::string_view to_string(LinkState state) noexcept;
+
+// Per-link counters (monotonic). Syscalls are those the link itself made.
+struct LinkStats {
+  std::uint64_t frames = 0;
+  std::uint64_t tuples = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t credit_frames = 0;    // credit messages sent (receiver) or received (sender)
+  std::uint64_t credit_stalls = 0;    // try_claim refused for lack of credit
+  std::uint64_t duplicates_dropped = 0;
+  std::uint64_t read_calls = 0;       // read/recv syscalls (or CQ reads)
+  std::uint64_t write_calls = 0;      // write/send syscalls (or posts)
+  std::uint64_t would_block = 0;      // syscalls that found nothing to do
+};
+
+// Room for one frame's payload, obtained from SendLink::try_claim().
+struct Claim {
+  std::span<std::byte> payload;
+  std::uint32_t slot = 0;
+};
+
+// Receives each complete data frame during RecvLink::poll(). The view is valid only during
+// the call; its slot is credited back to the sender once the call returns.
+class FrameSink {
+ public:
+  virtual ~FrameSink() = default;
+  virtual void on_frame(const FrameView& frame) = 0;
+};
+
+class SendLink {
+ public:
+  virtual ~SendLink() = default;
+
+  // Makes progress: connects, writes committed frames, reads credits and acks. Returns how
+  // much work it did (0 = nothing happened). Never blocks.
+  virtual int do_work() = 0;
+
+  // Reserves one credit and one buffer. ok: `out` is a payload area of max_payload_bytes().
+  // back_pressured: no credit or no free buffer (try again after do_work()).
+  [[nodiscard]] virtual SendStatus try_claim(Claim& out) = 0;
+  // Queues the claimed frame for sending, with `tuple_count` rows in the first
+  // `payload_bytes` bytes. flags: kFlagData, optionally | kFlagEndOfStream (which ends the
+  // stream: no claim after it).
+  virtual void commit(const Claim& claim, std::uint32_t tuple_count, std::uint32_t payload_bytes,
+                      std::uint16_t flags = kFlagData) = 0;
+
+  // Arms notification for whatever this end is waiting on (credit, writability, connect).
+  // false: it has work to do right now (do not block).
+  [[nodiscard]] virtual bool arm() = 0;
+
+  [[nodiscard]] virtual LinkState state() const = 0;
+  [[nodiscard]] virtual const Error* error() const = 0;  // set in LinkState::failed
+  [[nodiscard]] virtual const LinkStats& stats() const = 0;
+  [[nodiscard]] virtual std::uint32_t max_payload_bytes() const = 0;
+  [[nodiscard]] virtual std::uint64_t credits_available() const = 0;
+  [[nodiscard]] virtual std::uint32_t window() const = 0;  // frames the receiver granted at most
+};
+
+class RecvLink {
+ public:
+  virtual ~RecvLink() = default;
+
+  // Reads what has arrived, hands every complete data frame to `sink` in order, returns
+  // credit to the sender. Returns how much work it did. Never blocks.
+  virtual int poll(FrameSink& sink) = 0;
+  // See SendLink::arm().
+  [[nodiscard]] virtual bool arm() = 0;
+
+  [[nodiscard]] virtual LinkState state() const = 0;
+  [[nodiscard]] virtual const Error* error() const = 0;
+  [[nodiscard]] virtual const LinkStats& stats() const = 0;
+  [[nodiscard]] virtual std::uint32_t stream_id() const = 0;
+  // Frame slots free for the sender (credit it holds + slots not yet granted): the C of the
+  // sleep formula.
+  [[nodiscard]] virtual double free_capacity() const = 0;
+};
+
+// How one link is set up. The same for every medium.
+struct LinkOptions {
+  std::uint32_t stream_id = 1;
+  std::uint32_t tuple_bytes = 64;
+  std::uint64_t schema_hash = 0;
+  std::uint64_t cluster_token = 0;
+  std::uint32_t max_payload_bytes = 32 * 1024;  // --batch-bytes
+  std::uint32_t window = 64;                    // receive slots = initial credit
+  std::uint32_t credit_batch = 16;              // grant after this many freed slots
+  std::string name;                             // for error messages ("stream 'ticks'")
+};
+
+}  // namespace boreal::transport

@@ -1,0 +1,59 @@
+#include <boreal/transport/event_loop.hpp>
+
+namespace boreal::transport {
+
+// concurrency hint 1: one thread runs this context (TRANSPORT_NOTES §2.2).
+EventLoop::EventLoop()
+    : context_(1), guard_(boost::asio::make_work_guard(context_)), timer_(context_) {}
+
+EventLoop::~EventLoop() {
+  guard_.reset();
+  context_.stop();
+}
+
+void EventLoop::add_source(std::function<bool()> arm) { sources_.push_back(std::move(arm)); }
+
+int EventLoop::do_work(std::chrono::steady_clock::time_point now) {
+  if (now - last_poll_ < kPollInterval) return 0;
+  last_poll_ = now;
+  return poll_now();
+}
+
+int EventLoop::poll_now() {
+  ++stats_.polls;
+  return static_cast<int>(context_.poll());
+}
+
+bool EventLoop::try_arm() {
+  fired_ = false;
+  poll_now();  // retire completions of earlier waits so sources can issue fresh ones
+  fired_ = false;
+  for (auto& arm : sources_) {
+    if (!arm()) return false;
+  }
+  // A wait issued just now on a source that is already ready completes here.
+  poll_now();
+  return !fired_;
+}
+
+bool EventLoop::wait(std::chrono::nanoseconds timeout) {
+  timer_fired_ = false;
+  const bool timed = timeout != std::chrono::nanoseconds::max();
+  if (timed) {
+    const auto generation = ++timer_generation_;
+    timer_.expires_after(timeout);
+    timer_.async_wait([this, generation](const boost::system::error_code& ec) {
+      if (!ec && generation == timer_generation_) timer_fired_ = true;
+    });
+  }
+  // run_one() blocks in epoll_wait; handlers of stale waits may run first, so loop until
+  // ours fired. The work guard keeps run_one() from returning for lack of work.
+  while (!fired_ && !timer_fired_) {
+    ++stats_.runs;
+    if (context_.run_one() == 0) break;
+  }
+  if (timed && !timer_fired_) timer_.cancel();
+  return fired_;
+}
+
+}  // namespace boreal::transport

@@ -1,0 +1,53 @@
+// Small pieces both TCP ends share: socket set-up, errors with the peer's address, and a
+// fixed queue of 32-byte control frames (credit, ack) waiting to be written.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <string>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <boreal/transport/error.hpp>
+#include <boreal/transport/frame.hpp>
+
+namespace boreal::transport::tcp_medium {
+
+using Socket = boost::asio::ip::tcp::socket;
+
+// "127.0.0.1:7101", or "?" if the socket has no peer.
+std::string peer_name(const Socket& socket);
+
+// TCP_NODELAY and non-blocking mode. Fails with an io Error naming `what`.
+Result<void> configure(Socket& socket, const std::string& what);
+
+// Control frames have no payload, so they are encoded whole into this queue and written
+// with one send. 32 frames = 1 KiB: far more than one poll ever queues (one credit and at
+// most one ack), so a full queue means the peer stopped reading.
+class ControlQueue {
+ public:
+  [[nodiscard]] bool push(const FrameHeader& header) noexcept {
+    if (end_ + kFrameHeaderBytes > bytes_.size()) return false;
+    encode_header(header, {}, std::span<std::byte, kFrameHeaderBytes>(bytes_.data() + end_,
+                                                                     kFrameHeaderBytes));
+    end_ += kFrameHeaderBytes;
+    return true;
+  }
+  [[nodiscard]] bool empty() const noexcept { return begin_ == end_; }
+  [[nodiscard]] std::span<const std::byte> pending() const noexcept {
+    return {bytes_.data() + begin_, end_ - begin_};
+  }
+  void consume(std::size_t n) noexcept {
+    begin_ += n;
+    if (begin_ == end_) begin_ = end_ = 0;
+  }
+
+ private:
+  std::array<std::byte, 32 * kFrameHeaderBytes> bytes_{};
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
+}  // namespace boreal::transport::tcp_medium

@@ -1,0 +1,206 @@
+// Accepts a node's incoming links on one port and routes each connection by its hello.
+#include <array>
+#include <deque>
+#include <list>
+#include <memory>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <boreal/transport/tcp_medium.hpp>
+
+#include "tcp/socket_io.hpp"
+#include "tcp/tcp_recv_link.hpp"
+
+namespace boreal::transport {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+// A connection must say hello within this time or is dropped (a port scanner, a stuck peer).
+constexpr std::chrono::seconds kHelloTimeout{10};
+
+class TcpListenerImpl final : public TcpListener {
+ public:
+  TcpListenerImpl(EventLoop& loop, tcp::acceptor acceptor)
+      : loop_(loop), acceptor_(std::move(acceptor)) {
+    loop_.add_source([this] { return arm(); });
+    start_accept();
+  }
+
+  RecvLink& expect(const LinkOptions& options) override {
+    links_.push_back(std::make_unique<tcp_medium::TcpRecvLink>(loop_, options));
+    return *links_.back();
+  }
+
+  int do_work() override {
+    int work = 0;
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      const Outcome outcome = read_hello(*it);
+      if (outcome == Outcome::waiting && now - it->since > kHelloTimeout) {
+        reject(*it, "no hello within " + std::to_string(kHelloTimeout.count()) + " s");
+      }
+      if (outcome == Outcome::waiting && now - it->since <= kHelloTimeout) {
+        ++it;
+        continue;
+      }
+      it = pending_.erase(it);
+      ++work;
+    }
+    return work;
+  }
+
+  bool arm() override {
+    for (auto& p : pending_) {
+      if (!p.wait_pending) {
+        p.wait_pending = true;
+        p.socket.async_wait(tcp::socket::wait_read, [this, &p](const boost::system::error_code&) {
+          p.wait_pending = false;
+          loop_.notify();
+        });
+      }
+      boost::system::error_code ec;
+      if (p.socket.available(ec) > 0 || ec) return false;
+    }
+    return true;
+  }
+
+  std::uint16_t port() const override { return acceptor_.local_endpoint().port(); }
+  const std::vector<Error>& rejected() const override { return rejected_; }
+
+ private:
+  struct Pending {
+    explicit Pending(tcp::socket s) : socket(std::move(s)) {}
+    tcp::socket socket;
+    std::string peer;
+    std::array<std::byte, kFrameHeaderBytes + kHelloPayloadBytes> hello{};
+    std::size_t have = 0;
+    std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+    bool wait_pending = false;
+    bool done = false;
+  };
+  enum class Outcome { waiting, attached, rejected };
+
+  void start_accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+      loop_.notify();
+      if (ec == asio::error::operation_aborted) return;
+      if (!ec) {
+        auto& p = pending_.emplace_back(std::move(socket));
+        p.peer = tcp_medium::peer_name(p.socket);
+        if (auto ok = tcp_medium::configure(p.socket, "connection from " + p.peer); !ok) {
+          rejected_.push_back(ok.error());
+          pending_.pop_back();
+        }
+      }
+      start_accept();
+    });
+  }
+
+  Outcome read_hello(Pending& p) {
+    boost::system::error_code ec;
+    const auto n = p.socket.read_some(
+        asio::buffer(p.hello.data() + p.have, p.hello.size() - p.have), ec);
+    if (ec == asio::error::would_block) return Outcome::waiting;
+    if (ec) {
+      reject(p, ec == asio::error::eof ? "closed before its hello" : ec.message());
+      return Outcome::rejected;
+    }
+    p.have += n;
+    const auto raw = std::span<const std::byte, kFrameHeaderBytes>(p.hello.data(),
+                                                                   kFrameHeaderBytes);
+    // Check the header as soon as it is complete: a garbage peer is refused at byte 32.
+    const FrameLimits limits{.max_payload_bytes = kHelloPayloadBytes};
+    if (p.have < kFrameHeaderBytes) return Outcome::waiting;
+    auto header = decode_header(raw, limits);
+    if (!header) {
+      reject(p, header.error().message);
+      return Outcome::rejected;
+    }
+    if (!(header.value().flags & kFlagHello)) {
+      reject(p, "first frame is not a hello (flags " + std::to_string(header.value().flags) + ")");
+      return Outcome::rejected;
+    }
+    if (p.have < p.hello.size()) return Outcome::waiting;
+    const std::span<const std::byte> body(p.hello.data() + kFrameHeaderBytes, kHelloPayloadBytes);
+    if (auto ok = verify_checksum(header.value(), raw, body); !ok) {
+      reject(p, ok.error().message);
+      return Outcome::rejected;
+    }
+    auto hello = decode_hello(body);
+    if (!hello) {
+      reject(p, hello.error().message);
+      return Outcome::rejected;
+    }
+    const auto& h = hello.value();
+    for (auto& link : links_) {
+      const auto& o = link->options();
+      if (o.stream_id != h.stream_id) continue;
+      std::string problem;
+      if (link->attached()) problem = "stream " + std::to_string(h.stream_id) + " is already connected";
+      else if (h.schema_hash != o.schema_hash) problem = "schema hash mismatch for stream '" + o.name + "'";
+      else if (h.tuple_bytes != o.tuple_bytes)
+        problem = "tuple size " + std::to_string(h.tuple_bytes) + " != " +
+                  std::to_string(o.tuple_bytes) + " for stream '" + o.name + "'";
+      else if (h.cluster_token != o.cluster_token) problem = "wrong cluster token";
+      else if (h.max_payload_bytes > o.max_payload_bytes)
+        problem = "batch of " + std::to_string(h.max_payload_bytes) + " bytes exceeds the " +
+                  std::to_string(o.max_payload_bytes) + " this receiver has room for";
+      if (!problem.empty()) {
+        reject(p, problem);
+        return Outcome::rejected;
+      }
+      if (p.wait_pending) {
+        // The pending wait refers to this Pending entry; cancel it before the socket moves.
+        boost::system::error_code ignored;
+        p.socket.cancel(ignored);
+        loop_.poll_now();
+      }
+      link->attach(std::move(p.socket), p.peer);
+      return Outcome::attached;
+    }
+    reject(p, "unknown stream id " + std::to_string(h.stream_id));
+    return Outcome::rejected;
+  }
+
+  void reject(Pending& p, const std::string& why) {
+    rejected_.push_back(
+        Error{ErrorCategory::protocol, 0, "connection from " + p.peer + " refused: " + why});
+    if (p.wait_pending) {
+      boost::system::error_code ignored;
+      p.socket.cancel(ignored);
+      loop_.poll_now();
+    }
+    boost::system::error_code ignored;
+    p.socket.close(ignored);
+  }
+
+  EventLoop& loop_;
+  tcp::acceptor acceptor_;
+  std::vector<std::unique_ptr<tcp_medium::TcpRecvLink>> links_;
+  std::list<Pending> pending_;  // stable addresses: waits capture them
+  std::vector<Error> rejected_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TcpListener>> TcpListener::open(EventLoop& loop, const TcpEndpoint& local) {
+  const std::string text = local.host + ":" + std::to_string(local.port);
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(local.host.empty() ? "0.0.0.0" : local.host, ec);
+  if (ec) {
+    return fail(ErrorCategory::config, ec.value(),
+                "cannot listen on " + text + ": not a numeric address (" + ec.message() + ")");
+  }
+  tcp::acceptor acceptor(loop.context());
+  const tcp::endpoint endpoint(address, local.port);
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return fail(ErrorCategory::io, ec.value(), "cannot listen on " + text + ": " + ec.message());
+  return std::unique_ptr<TcpListener>(new TcpListenerImpl(loop, std::move(acceptor)));
+}
+
+}  // namespace boreal::transport

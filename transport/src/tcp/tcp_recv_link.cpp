@@ -1,0 +1,221 @@
+#include "tcp/tcp_recv_link.hpp"
+
+#include <cstring>
+
+#include <boost/asio/write.hpp>
+
+namespace boreal::transport::tcp_medium {
+
+namespace asio = boost::asio;
+
+TcpRecvLink::TcpRecvLink(EventLoop& loop, const LinkOptions& options)
+    : loop_(loop),
+      options_(options),
+      limits_{.stream_id = options.stream_id,
+              .tuple_bytes = options.tuple_bytes,
+              .max_payload_bytes = options.max_payload_bytes},
+      staging_(static_cast<std::size_t>(options.window) *
+               (kFrameHeaderBytes + options.max_payload_bytes)),
+      credits_(options.window, std::max<std::uint32_t>(1, std::min(options.credit_batch,
+                                                                  options.window))) {
+  loop_.add_source([this] { return arm(); });
+}
+
+void TcpRecvLink::attach(Socket socket, std::string peer) {
+  socket_.emplace(std::move(socket));
+  peer_ = std::move(peer);
+  state_ = LinkState::established;
+  FrameHeader grant{.flags = kFlagCredit, .stream_id = options_.stream_id,
+                    .sequence = credits_.initial_grant()};
+  (void)control_out_.push(grant);
+  ++stats_.credit_frames;
+  flush_control();
+}
+
+double TcpRecvLink::free_capacity() const {
+  // Credit the sender still holds, plus slots freed here but not yet granted.
+  return static_cast<double>(credits_.granted() - frames_received_) +
+         static_cast<double>(credits_.freed_not_granted());
+}
+
+int TcpRecvLink::poll(FrameSink& sink) {
+  if (!socket_ || state_ == LinkState::failed) return 0;
+  int work = 0;
+  // Drain: read, deliver, repeat while reads fill data; a few rounds bound one call so other
+  // links of the thread get their turn.
+  for (int round = 0; round < 4 && state_ == LinkState::established; ++round) {
+    const int got = read_available();
+    work += deliver(sink);
+    if (got == 0) break;
+  }
+  if (state_ == LinkState::established || state_ == LinkState::finished) {
+    if (auto total = credits_.take_grant(); total != 0) {
+      FrameHeader grant{.flags = kFlagCredit, .stream_id = options_.stream_id, .sequence = total};
+      if (control_out_.push(grant)) ++stats_.credit_frames;
+    }
+    if (!control_out_.empty()) flush_control();
+  }
+  if (peer_closed_ && state_ == LinkState::established && begin_ == end_) {
+    fail_link(ErrorCategory::closed, 0,
+              "peer closed the connection before the end of the stream (after frame " +
+                  std::to_string(next_sequence_ - 1) + ")");
+  }
+  return work;
+}
+
+int TcpRecvLink::read_available() {
+  if (peer_closed_) return 0;
+  if (staging_.size() - end_ < kFrameHeaderBytes + options_.max_payload_bytes && begin_ > 0) {
+    std::memmove(staging_.data(), staging_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == staging_.size()) return 0;
+  boost::system::error_code ec;
+  const auto n = socket_->read_some(asio::buffer(staging_.data() + end_, staging_.size() - end_),
+                                    ec);
+  ++stats_.read_calls;
+  if (ec == asio::error::would_block) {
+    ++stats_.would_block;
+    return 0;
+  }
+  if (ec == asio::error::eof) {
+    peer_closed_ = true;
+    return 0;
+  }
+  if (ec) {
+    fail_link(ErrorCategory::closed, ec.value(), "connection lost: " + ec.message());
+    return 0;
+  }
+  end_ += n;
+  return static_cast<int>(n);
+}
+
+int TcpRecvLink::deliver(FrameSink& sink) {
+  int frames = 0;
+  while (end_ - begin_ >= kFrameHeaderBytes && state_ == LinkState::established) {
+    const auto raw = std::span<const std::byte, kFrameHeaderBytes>(staging_.data() + begin_,
+                                                                   kFrameHeaderBytes);
+    auto decoded = decode_header(raw, limits_);
+    if (!decoded) {
+      fail_link(ErrorCategory::protocol, 0, decoded.error().message);
+      break;
+    }
+    const FrameHeader& h = decoded.value();
+    if (!(h.flags & kFlagData)) {
+      if (h.flags & kFlagHeartbeat) {
+        begin_ += kFrameHeaderBytes;
+        continue;
+      }
+      fail_link(ErrorCategory::protocol, 0, "unexpected control frame with flags " +
+                                                std::to_string(h.flags) + " from the sender");
+      break;
+    }
+    const std::size_t frame_bytes = kFrameHeaderBytes + h.payload_bytes;
+    if (end_ - begin_ < frame_bytes) break;  // the rest is still on its way
+    const std::span<const std::byte> payload(staging_.data() + begin_ + kFrameHeaderBytes,
+                                             h.payload_bytes);
+    if (auto ok = verify_checksum(h, raw, payload); !ok) {
+      fail_link(ErrorCategory::protocol, 0, ok.error().message + " in frame " +
+                                                std::to_string(h.sequence));
+      break;
+    }
+    if (frames_received_ >= credits_.granted()) {
+      fail_link(ErrorCategory::protocol, 0,
+                "sender exceeded its credit (frame " + std::to_string(h.sequence) + ")");
+      break;
+    }
+    begin_ += frame_bytes;
+    ++frames_received_;
+    credits_.on_frame();
+    if (h.sequence < next_sequence_) {
+      ++stats_.duplicates_dropped;  // a replay after reconnect: already delivered
+    } else if (h.sequence > next_sequence_) {
+      fail_link(ErrorCategory::protocol, 0,
+                "sequence gap: expected frame " + std::to_string(next_sequence_) + ", got " +
+                    std::to_string(h.sequence));
+      break;
+    } else {
+      ++next_sequence_;
+      ++stats_.frames;
+      stats_.tuples += h.tuple_count;
+      stats_.payload_bytes += h.payload_bytes;
+      sink.on_frame(FrameView{h, payload});
+      ++frames;
+    }
+    credits_.on_consumed();
+    if (h.flags & kFlagEndOfStream) {
+      state_ = LinkState::finished;
+      (void)control_out_.push(FrameHeader{.flags = kFlagAck, .stream_id = options_.stream_id,
+                                          .sequence = h.sequence});
+    }
+  }
+  if (begin_ == end_) begin_ = end_ = 0;
+  return frames;
+}
+
+void TcpRecvLink::flush_control() {
+  if (!socket_ || control_out_.empty()) return;
+  boost::system::error_code ec;
+  const auto pending = control_out_.pending();
+  const auto n = socket_->write_some(asio::buffer(pending.data(), pending.size()), ec);
+  ++stats_.write_calls;
+  if (ec == asio::error::would_block) {
+    ++stats_.would_block;
+    return;
+  }
+  if (ec) {
+    if (state_ != LinkState::finished) {
+      fail_link(ErrorCategory::closed, ec.value(), "cannot send credit: " + ec.message());
+    }
+    return;
+  }
+  control_out_.consume(n);
+}
+
+bool TcpRecvLink::arm() {
+  if (!socket_ || state_ == LinkState::failed || state_ == LinkState::finished) return true;
+  if (end_ - begin_ >= kFrameHeaderBytes) {
+    // A complete frame may be waiting (a poll stopped after its rounds).
+    const auto raw = std::span<const std::byte, kFrameHeaderBytes>(staging_.data() + begin_,
+                                                                   kFrameHeaderBytes);
+    if (auto h = decode_header(raw, limits_);
+        !h || end_ - begin_ >= kFrameHeaderBytes + h.value().payload_bytes) {
+      return false;
+    }
+  }
+  if (peer_closed_) return false;
+  if (!read_wait_pending_) {
+    read_wait_pending_ = true;
+    socket_->async_wait(Socket::wait_read, [this](const boost::system::error_code&) {
+      read_wait_pending_ = false;
+      loop_.notify();
+    });
+  }
+  if (!control_out_.empty() && !write_wait_pending_) {
+    write_wait_pending_ = true;
+    socket_->async_wait(Socket::wait_write, [this](const boost::system::error_code&) {
+      write_wait_pending_ = false;
+      loop_.notify();
+    });
+  }
+  boost::system::error_code ec;
+  return socket_->available(ec) == 0 && !ec;
+}
+
+void TcpRecvLink::fail_link(ErrorCategory category, int code, const std::string& what) {
+  if (state_ == LinkState::failed) return;
+  state_ = LinkState::failed;
+  error_ = Error{category, code, describe() + ": " + what};
+  if (socket_) {
+    boost::system::error_code ignored;
+    socket_->close(ignored);
+  }
+}
+
+std::string TcpRecvLink::describe() const {
+  return "link '" + options_.name + "' (stream " + std::to_string(options_.stream_id) +
+         ") from " + (peer_.empty() ? std::string("?") : peer_);
+}
+
+}  // namespace boreal::transport::tcp_medium
