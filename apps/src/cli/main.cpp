@@ -1,1 +1,309 @@
-int main() { return 0; }
+// The `boreal` command: run one node, launch a whole network locally, or run the demo.
+//
+// Exit status: 0 success; 1 the run went wrong (a link failed, tuples lost, a node timed out);
+// 2 bad usage or a bad network file (the message says which flag or which line).
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "runtime/launcher.hpp"
+#include "runtime/network_spec.hpp"
+#include "runtime/node.hpp"
+
+namespace {
+
+using namespace boreal::runtime;
+namespace transport = boreal::transport;
+
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_signal(int) { g_stop.store(true); }
+
+void install_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Flags shared by run, launch and demo that override the network file.
+struct OverrideFlags {
+  Overrides values;
+  std::optional<std::string> window_text;
+
+  void add_to(CLI::App& app, bool with_medium = true) {
+    if (with_medium) {
+      app.add_option("--medium", values.medium, "Medium of every link: tcp (fabric-msg, fabric-rma, inproc: later)")
+          ->group("Transport (overrides the file)");
+    }
+    app.add_option("--wait", values.wait, "Wait mode: busy, block, sleep, backoff or adaptive")
+        ->group("Transport (overrides the file)");
+    app.add_option("--latency-budget", values.latency_budget_us,
+                   "Largest delay a wait may add, in microseconds (default 200)")
+        ->group("Transport (overrides the file)");
+    app.add_option("--spin-us", values.spin_us, "Spin budget before yielding or blocking, in microseconds")
+        ->group("Transport (overrides the file)");
+    app.add_option("--batch-bytes", values.batch_bytes, "Largest frame payload in bytes (default 32768)")
+        ->group("Transport (overrides the file)");
+    app.add_option("--flush-us", values.flush_us,
+                   "Send a partly filled frame once it is this old, in microseconds (default 100)")
+        ->group("Transport (overrides the file)");
+    app.add_option("--window", values.window, "Receive window in frames = initial credit (default 64)")
+        ->group("Transport (overrides the file)");
+    app.add_option("--rate", values.rate, "Offered rate of every source: tuples/s, or 'max'")
+        ->group("Sources (override the file)");
+    app.add_option("--tuples", values.tuples, "Stop every source after this many tuples (0 = no limit)")
+        ->group("Sources (override the file)");
+    app.add_option("--duration", values.duration_s, "Stop every source after this many seconds (0 = no limit)")
+        ->group("Sources (override the file)");
+    app.add_option("--tuple-bytes", values.tuple_bytes,
+                   "Tuple size: resizes the last string field of each source's schema")
+        ->group("Sources (override the file)");
+  }
+};
+
+// Loads the file and applies the overrides; prints every problem and returns nullopt.
+std::optional<NetworkSpec> load(const std::string& file, const Overrides& overrides,
+                                const std::vector<std::string>& addresses = {}) {
+  auto spec = load_network(file);
+  if (!spec) {
+    std::cerr << spec.error().joined() << '\n';
+    return std::nullopt;
+  }
+  if (auto applied = apply_overrides(spec.value(), overrides); !applied) {
+    std::cerr << applied.error().joined() << '\n';
+    return std::nullopt;
+  }
+  if (auto applied = apply_addresses(spec.value(), addresses); !applied) {
+    std::cerr << applied.error().joined() << '\n';
+    return std::nullopt;
+  }
+  if (auto runnable = validate_runnable(spec.value()); !runnable) {
+    std::cerr << runnable.error().joined() << '\n';
+    return std::nullopt;
+  }
+  return std::move(spec).value();
+}
+
+// "-" is stdout; anything else a file opened for writing (truncated).
+struct JsonOut {
+  std::ofstream file;
+  std::ostream* stream = nullptr;
+
+  bool open(const std::string& path) {
+    if (path.empty()) return true;
+    if (path == "-") {
+      stream = &std::cout;
+      return true;
+    }
+    file.open(path, std::ios::out | std::ios::trunc);
+    if (!file) {
+      std::cerr << "--json: cannot write '" << path << "': " << std::strerror(errno) << '\n';
+      return false;
+    }
+    stream = &file;
+    return true;
+  }
+};
+
+std::string default_demo_file() {
+  for (const char* dir : {BOREAL_EXAMPLES_DIR, BOREAL_INSTALLED_EXAMPLES_DIR}) {
+    const auto path = std::filesystem::path(dir) / "demo.yaml";
+    if (std::filesystem::exists(path)) return path.string();
+  }
+  return std::string(BOREAL_EXAMPLES_DIR) + "/demo.yaml";
+}
+
+std::string rate_text(const std::optional<double>& rate) {
+  if (!rate) return "as fast as possible";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f tuples/s", *rate);
+  return text;
+}
+
+int run_command(const std::string& file, std::string node, const OverrideFlags& flags,
+                const std::vector<std::string>& addresses, double timeout_s,
+                const std::string& json_path) {
+  auto spec = load(file, flags.values, addresses);
+  if (!spec) return 2;
+  if (node.empty()) {
+    // Under a cluster launcher the node is the process's rank.
+    if (const char* rank = std::getenv("SLURM_PROCID")) {
+      const auto index = std::strtoul(rank, nullptr, 10);
+      if (index < spec->nodes.size()) node = spec->nodes[index].name;
+    }
+    if (const char* name = std::getenv("BOREAL_NODE")) node = name;
+  }
+  if (node.empty()) {
+    std::cerr << "run: which node? give --node NAME (or set BOREAL_NODE or SLURM_PROCID)\n";
+    return 2;
+  }
+  JsonOut json;
+  if (!json.open(json_path)) return 2;
+  install_signal_handlers();
+  NodeOptions options;
+  options.node = node;
+  options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  std::ostream& out = json.stream != nullptr ? *json.stream : std::cout;
+  auto report = run_node(*spec, options, g_stop, out);
+  if (!report) {
+    std::cerr << report.error().message << '\n';
+    return 2;
+  }
+  for (const auto& e : report.value().errors) std::cerr << "boreal run: " << e << '\n';
+  return report.value().ok() ? 0 : 1;
+}
+
+int launch_command(const std::string& file, const OverrideFlags& flags, bool free_ports,
+                   double timeout_s, const std::string& json_path, bool quiet) {
+  auto spec = load(file, flags.values);
+  if (!spec) return 2;
+  JsonOut json;
+  if (!json.open(json_path)) return 2;
+  LaunchOptions options;
+  options.file = file;
+  options.forwarded = to_args(flags.values);
+  options.free_ports = free_ports;
+  options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  options.json = json.stream;
+  options.progress = quiet ? nullptr : &std::cerr;
+  auto result = launch(*spec, options);
+  if (!result) {
+    std::cerr << result.error().message << '\n';
+    return 1;
+  }
+  if (result.value().summary) {
+    if (json.stream != &std::cout) std::cout << format_table({*result.value().summary});
+  }
+  for (const auto& e : result.value().errors) std::cerr << "boreal launch: " << e << '\n';
+  return result.value().ok() ? 0 : 1;
+}
+
+int demo_command(const std::string& file, const std::vector<std::string>& modes,
+                 OverrideFlags flags, const std::string& json_path) {
+  JsonOut json;
+  if (!json.open(json_path)) return 2;
+  std::vector<RunSummary> rows;
+  bool ok = true;
+  std::size_t index = 0;
+  for (const auto& mode : modes) {
+    ++index;
+    flags.values.wait = mode;
+    auto spec = load(file, flags.values);
+    if (!spec) return 2;
+    if (index == 1) {
+      const auto config = run_config_of(*spec);
+      double duration = 0;
+      for (const auto& box : spec->boxes) {
+        if (box.source) duration = box.source->duration.count();
+      }
+      std::cerr << "boreal demo: " << spec->nodes.size() << " processes on loopback, "
+                << config.medium << ", " << config.tuple_bytes << "-byte tuples at "
+                << rate_text(config.offered_rate) << ", " << duration << " s per wait mode, "
+                << "latency budget " << config.latency_budget_us << " us\n";
+    }
+    std::cerr << "[" << index << "/" << modes.size() << "] wait mode " << mode << " ...\n";
+    LaunchOptions options;
+    options.file = file;
+    options.forwarded = to_args(flags.values);
+    options.free_ports = true;
+    options.json = json.stream;
+    options.progress = &std::cerr;
+    auto result = launch(*spec, options);
+    if (!result) {
+      std::cerr << result.error().message << '\n';
+      return 1;
+    }
+    for (const auto& e : result.value().errors) std::cerr << "  " << mode << ": " << e << '\n';
+    ok = ok && result.value().ok();
+    if (result.value().summary) {
+      rows.push_back(*result.value().summary);
+    } else {
+      ok = false;
+    }
+  }
+  std::cout << format_table(rows);
+  if (!ok) std::cerr << "boreal demo: some runs failed (see above)\n";
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"boreal: a distributed stream-processing engine that measures the CPU it spends "
+               "per tuple.\nOperators joined by streams run on several nodes; where a stream "
+               "crosses nodes it travels over a chosen medium and wait mode."};
+  app.require_subcommand(1);
+  app.footer("Run 'boreal SUBCOMMAND --help' for the options of each. Example: boreal demo");
+
+  // run
+  auto* run = app.add_subcommand("run", "Run one node of a network file");
+  std::string run_file;
+  std::string run_node_name;
+  std::vector<std::string> run_addresses;
+  double run_timeout = 0;
+  std::string run_json;
+  OverrideFlags run_flags;
+  run->add_option("FILE", run_file, "Network file (YAML)")->required();
+  run->add_option("--node", run_node_name, "Which node this process is (else $BOREAL_NODE or $SLURM_PROCID)");
+  run->add_option("--address", run_addresses, "Move a node: NAME=URI, e.g. dst=tcp://127.0.0.1:7200 (repeatable)");
+  run->add_option("--timeout", run_timeout, "Give up after this many seconds (default: sources' duration + 30 s)");
+  run->add_option("--json", run_json, "Write the JSON lines here ('-' = stdout, the default)");
+  run_flags.add_to(*run);
+  run->footer("Prints progress and a final node report as JSON lines on stdout.");
+
+  // launch
+  auto* launch_cmd = app.add_subcommand("launch", "Run every node of a network file as local processes");
+  std::string launch_file;
+  bool launch_free_ports = false;
+  double launch_timeout = 0;
+  std::string launch_json;
+  bool launch_quiet = false;
+  OverrideFlags launch_flags;
+  launch_cmd->add_option("FILE", launch_file, "Network file (YAML)")->required();
+  launch_cmd->add_flag("--free-ports", launch_free_ports, "Move loopback nodes to free TCP ports");
+  launch_cmd->add_option("--timeout", launch_timeout, "Stop the nodes after this many seconds");
+  launch_cmd->add_option("--json", launch_json,
+                         "Write every JSON line (progress, node reports, the run summary) here; '-' = stdout");
+  launch_cmd->add_flag("--quiet", launch_quiet, "No progress lines on stderr");
+  launch_flags.add_to(*launch_cmd);
+  launch_cmd->footer("Prints the run table of a two-node source -> sink network on stdout.\n"
+                     "Example: boreal launch apps/examples/demo.yaml --wait sleep --rate 100000 --duration 5");
+
+  // demo
+  auto* demo = app.add_subcommand("demo", "Stream between two local processes once per wait mode and print one table");
+  std::string demo_file = default_demo_file();
+  std::vector<std::string> demo_modes = {"busy", "block", "sleep", "backoff", "adaptive"};
+  std::string demo_json;
+  OverrideFlags demo_flags;
+  demo->add_option("--file", demo_file, "Network file to run")->capture_default_str();
+  demo->add_option("--modes", demo_modes, "Wait modes to run, in order")->delimiter(',')->capture_default_str();
+  demo->add_option("--json", demo_json, "Also write every JSON line here ('-' = stdout)");
+  demo_flags.add_to(*demo);
+  demo->footer("Columns: wait mode; tuples/s and MB/s received; CPU-us per tuple of the sending and\n"
+               "receiving process and of the whole machine (wall x CPUs - idle, softirq included);\n"
+               "cores the machine used; end-to-end latency percentiles in microseconds.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  if (run->parsed()) {
+    return run_command(run_file, run_node_name, run_flags, run_addresses, run_timeout, run_json);
+  }
+  if (launch_cmd->parsed()) {
+    return launch_command(launch_file, launch_flags, launch_free_ports, launch_timeout, launch_json,
+                          launch_quiet);
+  }
+  return demo_command(demo_file, demo_modes, demo_flags, demo_json);
+}

@@ -1,0 +1,370 @@
+#include "runtime/launcher.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+extern char** environ;
+
+namespace boreal::runtime {
+namespace {
+
+using transport::ErrorCategory;
+using transport::fail;
+
+std::string format_number(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+struct Child {
+  std::string node;
+  pid_t pid = -1;
+  int out_fd = -1;
+  std::string buffer;  // partial line
+  bool eof = false;
+  int status = 0;
+  bool exited = false;
+  std::optional<NodeReport> report;
+  std::vector<std::string> parse_errors;
+};
+
+void handle_line(Child& child, const std::string& line, const LaunchOptions& options) {
+  if (line.empty()) return;
+  nlohmann::json json = nlohmann::json::parse(line, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) {
+    child.parse_errors.push_back("node '" + child.node + "' printed a line that is not JSON: " +
+                                 line.substr(0, 200));
+    return;
+  }
+  if (options.json != nullptr) *options.json << json.dump() << '\n';
+  const std::string kind = json.value("kind", "");
+  if (kind == "node") {
+    auto report = node_report_from_json(json);
+    if (report) {
+      child.report = std::move(report).value();
+    } else {
+      child.parse_errors.push_back("node '" + child.node + "': " + report.error().message);
+    }
+  } else if (kind == "progress" && options.progress != nullptr) {
+    char text[256];
+    std::snprintf(text, sizeof text, "  %-8s %6.1f s  sent %12llu  received %12llu\n",
+                  child.node.c_str(), json.value("elapsed_s", 0.0),
+                  static_cast<unsigned long long>(json.value("tuples_sent", 0ULL)),
+                  static_cast<unsigned long long>(json.value("tuples_received", 0ULL)));
+    *options.progress << text << std::flush;
+  }
+}
+
+void drain(Child& child, const LaunchOptions& options) {
+  char chunk[4096];
+  for (;;) {
+    const ssize_t n = ::read(child.out_fd, chunk, sizeof chunk);
+    if (n > 0) {
+      child.buffer.append(chunk, static_cast<std::size_t>(n));
+      std::size_t at;
+      while ((at = child.buffer.find('\n')) != std::string::npos) {
+        handle_line(child, child.buffer.substr(0, at), options);
+        child.buffer.erase(0, at + 1);
+      }
+      continue;
+    }
+    if (n == 0) {
+      child.eof = true;
+      if (!child.buffer.empty()) handle_line(child, child.buffer, options);
+      child.buffer.clear();
+    } else if (errno == EINTR) {
+      continue;
+    }
+    return;
+  }
+}
+
+transport::Result<Child> spawn(const std::string& node, const std::vector<std::string>& args,
+                               const std::string& executable) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return fail(ErrorCategory::io, errno, std::string("pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    return fail(ErrorCategory::io, rc,
+                "cannot start node '" + node + "' (" + executable + "): " + std::strerror(rc));
+  }
+  Child child;
+  child.node = node;
+  child.pid = pid;
+  child.out_fd = fds[0];
+  return child;
+}
+
+}  // namespace
+
+std::vector<std::string> to_args(const Overrides& o) {
+  std::vector<std::string> args;
+  auto add = [&](const char* flag, const std::string& value) {
+    args.emplace_back(flag);
+    args.push_back(value);
+  };
+  if (o.medium) add("--medium", *o.medium);
+  if (o.wait) add("--wait", *o.wait);
+  if (o.latency_budget_us) add("--latency-budget", std::to_string(*o.latency_budget_us));
+  if (o.spin_us) add("--spin-us", std::to_string(*o.spin_us));
+  if (o.batch_bytes) add("--batch-bytes", std::to_string(*o.batch_bytes));
+  if (o.flush_us) add("--flush-us", std::to_string(*o.flush_us));
+  if (o.rate) add("--rate", *o.rate);
+  if (o.tuples) add("--tuples", std::to_string(*o.tuples));
+  if (o.duration_s) add("--duration", format_number(*o.duration_s));
+  if (o.tuple_bytes) add("--tuple-bytes", std::to_string(*o.tuple_bytes));
+  if (o.window) add("--window", std::to_string(*o.window));
+  return args;
+}
+
+SpecResult<void> apply_addresses(NetworkSpec& spec, const std::vector<std::string>& assignments) {
+  SpecErrors errors;
+  std::vector<std::pair<std::size_t, Uri>> changes;
+  for (const auto& text : assignments) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos) {
+      errors.messages.push_back("--address: expected NAME=URI, got '" + text + "'");
+      continue;
+    }
+    const std::string name = text.substr(0, eq);
+    std::size_t index = spec.nodes.size();
+    for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+      if (spec.nodes[i].name == name) index = i;
+    }
+    if (index == spec.nodes.size()) {
+      errors.messages.push_back("--address: no node named '" + name + "'");
+      continue;
+    }
+    auto uri = parse_uri(text.substr(eq + 1));
+    if (!uri) {
+      errors.messages.push_back("--address " + name + ": " + uri.error().message);
+      continue;
+    }
+    changes.emplace_back(index, std::move(uri).value());
+  }
+  if (!errors.messages.empty()) return errors;
+  for (auto& [index, uri] : changes) {
+    spec.nodes[index].address = uri.to_string();
+    spec.nodes[index].uri = std::move(uri);
+  }
+  return boost::outcome_v2::success();
+}
+
+transport::Result<std::uint16_t> free_tcp_port(const std::string& host) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return fail(ErrorCategory::io, errno, std::string("socket: ") + std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = 0;
+  if (::inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host.c_str(), &address.sin_addr) != 1) {
+    ::close(fd);
+    return fail(ErrorCategory::config, 0, "free port: '" + host + "' is not an IPv4 address");
+  }
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail(ErrorCategory::io, error,
+                "free port on " + host + ": " + std::strerror(error));
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+RunConfig run_config_of(const NetworkSpec& spec) {
+  RunConfig config;
+  config.network = spec.name;
+  config.medium = spec.transport.medium;
+  config.wait = std::string(transport::to_string(spec.transport.wait.mode));
+  config.batch_bytes = spec.transport.batch_bytes;
+  config.latency_budget_us = spec.transport.wait.latency_budget.count();
+  config.flush_us = spec.transport.flush.count();
+  for (const auto& stream : spec.streams) {
+    if (!stream.crosses_nodes) continue;
+    config.medium = stream.transport.medium;
+    config.wait = std::string(transport::to_string(stream.transport.wait.mode));
+    config.batch_bytes = stream.transport.batch_bytes;
+    config.latency_budget_us = stream.transport.wait.latency_budget.count();
+    config.flush_us = stream.transport.flush.count();
+    if (const auto* schema = spec.find_schema(stream.schema)) config.tuple_bytes = schema->tuple_bytes();
+    if (const auto* box = spec.find_box(stream.producer); box != nullptr && box->source) {
+      config.offered_rate = box->source->rate;
+    }
+    break;
+  }
+  return config;
+}
+
+transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOptions& options) {
+  std::vector<std::string> addresses;
+  if (options.free_ports) {
+    for (const auto& node : spec.nodes) {
+      if (node.uri.scheme != "tcp" || !is_loopback(node.uri.host)) continue;
+      auto port = free_tcp_port(node.uri.host);
+      if (!port) return std::move(port).error();
+      addresses.push_back(node.name + "=tcp://" + node.uri.host + ":" + std::to_string(port.value()));
+    }
+  }
+
+  std::chrono::milliseconds timeout = options.timeout;
+  if (timeout.count() == 0) {
+    double longest_s = 0;
+    bool bounded = true;
+    for (const auto& box : spec.boxes) {
+      if (box.type != "source" || !box.source) continue;
+      if (box.source->duration.count() > 0) {
+        longest_s = std::max(longest_s, box.source->duration.count());
+      } else {
+        bounded = false;
+      }
+    }
+    if (bounded && longest_s > 0) {
+      timeout = std::chrono::milliseconds(static_cast<std::int64_t>(longest_s * 1000) + 40'000);
+    }
+  }
+
+  // Receivers first: they open their ports while the senders start.
+  std::vector<const NodeSpec*> order;
+  for (const auto& node : spec.nodes) {
+    for (const auto& box : spec.boxes) {
+      if (box.node == node.name && box.type == "sink") {
+        order.push_back(&node);
+        break;
+      }
+    }
+  }
+  for (const auto& node : spec.nodes) {
+    if (std::find(order.begin(), order.end(), &node) == order.end()) order.push_back(&node);
+  }
+
+  std::vector<Child> children;
+  for (const NodeSpec* node : order) {
+    std::vector<std::string> args = {"boreal", "run", options.file, "--node", node->name};
+    args.insert(args.end(), options.forwarded.begin(), options.forwarded.end());
+    for (const auto& assignment : addresses) {
+      args.emplace_back("--address");
+      args.push_back(assignment);
+    }
+    auto child = spawn(node->name, args, options.executable);
+    if (!child) {
+      for (auto& c : children) ::kill(c.pid, SIGTERM);
+      for (auto& c : children) ::waitpid(c.pid, nullptr, 0);
+      return std::move(child).error();
+    }
+    children.push_back(std::move(child).value());
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  bool terminated = false;
+  std::chrono::steady_clock::time_point killed_at{};
+  bool kill_pending = false;
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<Child*> owners;
+    for (auto& child : children) {
+      if (!child.eof) {
+        fds.push_back({child.out_fd, POLLIN, 0});
+        owners.push_back(&child);
+      }
+    }
+    if (fds.empty()) break;
+    const int ready = ::poll(fds.data(), fds.size(), 200);
+    if (ready < 0 && errno != EINTR) break;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) drain(*owners[i], options);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (timeout.count() > 0 && !terminated && now - start > timeout) {
+      terminated = true;
+      killed_at = now;
+      kill_pending = true;
+      for (auto& child : children) {
+        if (!child.eof) ::kill(child.pid, SIGTERM);
+      }
+    }
+    if (kill_pending && now - killed_at > std::chrono::seconds(5)) {
+      for (auto& child : children) {
+        if (!child.eof) ::kill(child.pid, SIGKILL);
+      }
+      kill_pending = false;
+    }
+  }
+
+  LaunchResult result;
+  for (auto& child : children) {
+    ::close(child.out_fd);
+    int status = 0;
+    while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    for (auto& e : child.parse_errors) result.errors.push_back(std::move(e));
+    if (WIFSIGNALED(status)) {
+      result.errors.push_back("node '" + child.node + "' was killed by signal " +
+                              std::to_string(WTERMSIG(status)));
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !child.report) {
+      result.errors.push_back("node '" + child.node + "' exited with status " +
+                              std::to_string(WEXITSTATUS(status)) + " (its error is above)");
+    }
+    if (terminated) {
+      result.errors.push_back("node '" + child.node + "' did not finish within " +
+                              std::to_string(timeout.count()) + " ms and was stopped");
+    }
+  }
+  // Reports in the spec's node order.
+  for (const auto& node : spec.nodes) {
+    for (auto& child : children) {
+      if (child.node == node.name && child.report) result.nodes.push_back(*child.report);
+    }
+  }
+  for (const auto& report : result.nodes) {
+    for (const auto& e : report.errors) result.errors.push_back(report.node + ": " + e);
+  }
+
+  // A two-node source → sink network gets a run summary.
+  const NodeReport* sender = nullptr;
+  const NodeReport* receiver = nullptr;
+  for (const auto& report : result.nodes) {
+    if (report.tuples_sent > 0 || (sender == nullptr && report.tuples_received == 0 &&
+                                   report.links.size() == 1 && report.links[0].direction == "send")) {
+      sender = &report;
+    }
+    if (!report.links.empty() && report.links[0].direction == "recv") receiver = &report;
+  }
+  if (result.nodes.size() == 2 && sender != nullptr && receiver != nullptr && sender != receiver) {
+    result.summary = summarize(run_config_of(spec), *sender, *receiver);
+    if (options.json != nullptr) *options.json << to_json(*result.summary).dump() << '\n';
+  }
+  if (options.json != nullptr) options.json->flush();
+  return result;
+}
+
+}  // namespace boreal::runtime

@@ -1,0 +1,58 @@
+// `boreal launch`: every node of a network as a local process (`boreal run FILE --node NAME`),
+// their JSON lines gathered, and the run summary of a two-node network built from them.
+//
+// The launcher starts the children with posix_spawn, reads each child's stdout through a
+// pipe (progress lines and the final node report), and waits for them. A child that has not
+// exited by the timeout is sent SIGTERM (it then reports what it has) and, 5 s later, SIGKILL.
+// Only the launcher's own children are ever signalled, by PID.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "runtime/network_spec.hpp"
+#include "runtime/node_report.hpp"
+
+namespace boreal::runtime {
+
+// The command-line form of `overrides`, to pass on to a child (`--wait sleep --rate 1000`...).
+[[nodiscard]] std::vector<std::string> to_args(const Overrides& overrides);
+
+// Parses "NAME=URI" assignments (`--address`) and replaces those nodes' addresses. Every
+// problem is reported (unknown node, no '=', bad URI), naming the flag.
+[[nodiscard]] SpecResult<void> apply_addresses(NetworkSpec& spec,
+                                               const std::vector<std::string>& assignments);
+
+// A free TCP port on `host` (bound with port 0, then released). Racy by nature, but the
+// window is a few milliseconds and the ports come from the kernel's ephemeral range.
+[[nodiscard]] transport::Result<std::uint16_t> free_tcp_port(const std::string& host);
+
+// The two-node configuration that a summary reports, from the spec after overrides.
+[[nodiscard]] RunConfig run_config_of(const NetworkSpec& spec);
+
+struct LaunchOptions {
+  std::string file;                 // the network file, as every child will read it
+  std::vector<std::string> forwarded;  // override flags, passed to every child unchanged
+  bool free_ports = false;  // move every loopback tcp node to a free port
+  std::chrono::milliseconds timeout{0};  // 0 = the sources' duration + 30 s, or none
+  std::ostream* json = nullptr;          // every JSON line: progress, node reports, summary
+  std::ostream* progress = nullptr;      // one human line per progress report
+  std::string executable = "/proc/self/exe";  // the `boreal` binary to run the nodes
+};
+
+struct LaunchResult {
+  std::vector<NodeReport> nodes;     // in the spec's node order
+  std::optional<RunSummary> summary;  // two-node source → sink networks
+  std::vector<std::string> errors;   // children that failed or reported errors
+  [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
+};
+
+// Runs every node of `spec` (already loaded and overridden as the children will do it) and
+// waits for all. An Error only when a child cannot be started.
+[[nodiscard]] transport::Result<LaunchResult> launch(const NetworkSpec& spec,
+                                                     const LaunchOptions& options);
+
+}  // namespace boreal::runtime

@@ -1,0 +1,47 @@
+// One node of a query network, run on the calling thread (`boreal run FILE --node NAME`).
+//
+// The node owns one I/O thread (the caller) with one EventLoop. Every stream that leaves the
+// node gets a SendLink, every stream that enters it a RecvLink on the node's listener, and the
+// boxes placed on the node run in the same duty cycle (STYLE.md rule 1): one agent whose
+// do_work() generates, sends, receives and checks, and one wait mode for when it found
+// nothing to do.
+//
+// What runs today (validate_runnable() says so before anything starts): `source` boxes whose
+// output goes to another node, and `sink` boxes whose input comes from another node, over
+// the `tcp` medium.
+//
+// The node writes JSON lines to `out`: progress objects ({"kind":"progress",...}) about once
+// a second, then one {"kind":"node",...} object with everything it measured (NodeReport).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "runtime/network_spec.hpp"
+#include "runtime/node_report.hpp"
+
+namespace boreal::runtime {
+
+struct NodeOptions {
+  std::string node;  // which node of the spec this process is
+  // Progress lines at this interval (0 = none).
+  std::chrono::milliseconds progress_interval{1000};
+  // The node gives up (and reports an error) when it has not finished this long after start;
+  // 0 = derived from the sources' limits (duration + 30 s) or unlimited.
+  std::chrono::milliseconds timeout{0};
+};
+
+// Runs the node until every source has sent its end of stream and had it acknowledged and
+// every sink has received its end of stream, or a link failed, or `stop` is set, or the
+// timeout passed. Returns the node's report; a failed link is recorded in it
+// (report.errors), not returned as an error. Returns an error only when the node cannot
+// start (unknown node, unsupported medium, port in use...).
+[[nodiscard]] transport::Result<NodeReport> run_node(const NetworkSpec& spec,
+                                                     const NodeOptions& options,
+                                                     const std::atomic<bool>& stop,
+                                                     std::ostream& out);
+
+}  // namespace boreal::runtime

@@ -1,0 +1,336 @@
+#include "runtime/node_report.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+
+#ifndef BOREAL_COMMIT
+#define BOREAL_COMMIT "unknown"
+#endif
+
+namespace boreal::runtime {
+namespace {
+
+using nlohmann::json;
+
+double seconds(std::chrono::nanoseconds ns) { return std::chrono::duration<double>(ns).count(); }
+
+json to_json(const transport::LinkStats& s) {
+  return {{"frames", s.frames},
+          {"tuples", s.tuples},
+          {"payload_bytes", s.payload_bytes},
+          {"credit_frames", s.credit_frames},
+          {"credit_stalls", s.credit_stalls},
+          {"duplicates_dropped", s.duplicates_dropped},
+          {"read_calls", s.read_calls},
+          {"write_calls", s.write_calls},
+          {"would_block", s.would_block}};
+}
+
+transport::LinkStats link_stats_from_json(const json& j) {
+  transport::LinkStats s;
+  s.frames = j.value("frames", 0ULL);
+  s.tuples = j.value("tuples", 0ULL);
+  s.payload_bytes = j.value("payload_bytes", 0ULL);
+  s.credit_frames = j.value("credit_frames", 0ULL);
+  s.credit_stalls = j.value("credit_stalls", 0ULL);
+  s.duplicates_dropped = j.value("duplicates_dropped", 0ULL);
+  s.read_calls = j.value("read_calls", 0ULL);
+  s.write_calls = j.value("write_calls", 0ULL);
+  s.would_block = j.value("would_block", 0ULL);
+  return s;
+}
+
+std::chrono::nanoseconds ns_from(const json& j, const char* key) {
+  return std::chrono::nanoseconds(
+      static_cast<std::int64_t>(j.value(key, 0.0) * 1e9 + (j.value(key, 0.0) >= 0 ? 0.5 : -0.5)));
+}
+
+transport::WaitStats wait_stats_from_json(const json& j) {
+  transport::WaitStats s;
+  s.polls = j.value("polls", 0ULL);
+  s.empty_polls = j.value("empty_polls", 0ULL);
+  s.spins = j.value("spins", 0ULL);
+  s.yields = j.value("yields", 0ULL);
+  s.sleeps = j.value("sleeps", 0ULL);
+  s.slept = ns_from(j, "slept_s");
+  s.sleep_overshoot = ns_from(j, "sleep_overshoot_s");
+  s.arms = j.value("arms", 0ULL);
+  s.failed_arms = j.value("failed_arms", 0ULL);
+  s.blocks = j.value("blocks", 0ULL);
+  s.wakeups = j.value("wakeups", 0ULL);
+  s.timeouts = j.value("timeouts", 0ULL);
+  s.blocked = ns_from(j, "blocked_s");
+  s.switches = j.value("switches", 0ULL);
+  if (j.contains("state_s")) {
+    const auto& st = j["state_s"];
+    s.state_time[0] = ns_from(st, "spin");
+    s.state_time[1] = ns_from(st, "sleep");
+    s.state_time[2] = ns_from(st, "block");
+  }
+  if (j.contains("state_entries")) {
+    const auto& se = j["state_entries"];
+    s.state_entries[0] = se.value("spin", 0ULL);
+    s.state_entries[1] = se.value("sleep", 0ULL);
+    s.state_entries[2] = se.value("block", 0ULL);
+  }
+  return s;
+}
+
+json to_json(const transport::MachineCpuReport& m) {
+  return {{"wall_s", m.wall_s},       {"cpus", m.cpus},         {"busy_cpu_s", m.busy_cpu_s},
+          {"user_s", m.user_s},       {"system_s", m.system_s}, {"softirq_s", m.softirq_s},
+          {"irq_s", m.irq_s},         {"steal_s", m.steal_s},   {"idle_s", m.idle_s},
+          {"iowait_s", m.iowait_s}};
+}
+
+transport::MachineCpuReport machine_from_json(const json& j) {
+  transport::MachineCpuReport m;
+  m.wall_s = j.value("wall_s", 0.0);
+  m.cpus = j.value("cpus", 0);
+  m.busy_cpu_s = j.value("busy_cpu_s", 0.0);
+  m.user_s = j.value("user_s", 0.0);
+  m.system_s = j.value("system_s", 0.0);
+  m.softirq_s = j.value("softirq_s", 0.0);
+  m.irq_s = j.value("irq_s", 0.0);
+  m.steal_s = j.value("steal_s", 0.0);
+  m.idle_s = j.value("idle_s", 0.0);
+  m.iowait_s = j.value("iowait_s", 0.0);
+  return m;
+}
+
+json to_json(const LatencySummary& l) {
+  return {{"p50", l.p50_us}, {"p99", l.p99_us}, {"p999", l.p999_us}, {"max", l.max_us},
+          {"samples", l.samples}};
+}
+
+LatencySummary latency_from_json(const json& j) {
+  return {j.value("p50", 0.0), j.value("p99", 0.0), j.value("p999", 0.0), j.value("max", 0.0),
+          j.value("samples", 0ULL)};
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+double per_tuple_us(double cpu_s, std::uint64_t tuples) {
+  return tuples == 0 ? 0.0 : cpu_s * 1e6 / static_cast<double>(tuples);
+}
+
+}  // namespace
+
+json to_json(const transport::WaitStats& s) {
+  return {{"polls", s.polls},
+          {"empty_polls", s.empty_polls},
+          {"spins", s.spins},
+          {"yields", s.yields},
+          {"sleeps", s.sleeps},
+          {"slept_s", seconds(s.slept)},
+          {"sleep_overshoot_s", seconds(s.sleep_overshoot)},
+          {"arms", s.arms},
+          {"failed_arms", s.failed_arms},
+          {"blocks", s.blocks},
+          {"wakeups", s.wakeups},
+          {"timeouts", s.timeouts},
+          {"blocked_s", seconds(s.blocked)},
+          {"switches", s.switches},
+          {"state_s",
+           {{"spin", seconds(s.state_time[0])},
+            {"sleep", seconds(s.state_time[1])},
+            {"block", seconds(s.state_time[2])}}},
+          {"state_entries",
+           {{"spin", s.state_entries[0]},
+            {"sleep", s.state_entries[1]},
+            {"block", s.state_entries[2]}}}};
+}
+
+json to_json(const NodeReport& r) {
+  json links = json::array();
+  for (const auto& l : r.links) {
+    links.push_back({{"stream", l.stream},
+                     {"direction", l.direction},
+                     {"state", l.state},
+                     {"error", l.error},
+                     {"stats", to_json(l.stats)}});
+  }
+  json j = {{"kind", "node"},
+            {"node", r.node},
+            {"wait", r.wait},
+            {"window_s", r.window_s},
+            {"thread_cpu_s", r.thread_cpu_s},
+            {"process_cpu_s", r.process_cpu_s},
+            {"voluntary_switches", r.voluntary_switches},
+            {"involuntary_switches", r.involuntary_switches},
+            {"tuples_sent", r.tuples_sent},
+            {"bytes_sent", r.bytes_sent},
+            {"checksum_sent", r.checksum_sent},
+            {"max_rss_kb_start", r.max_rss_kb_start},
+            {"max_rss_kb_end", r.max_rss_kb_end},
+            {"tuples_received", r.tuples_received},
+            {"bytes_received", r.bytes_received},
+            {"checksum_received", r.checksum_received},
+            {"lost", r.lost},
+            {"duplicated", r.duplicated},
+            {"out_of_order", r.out_of_order},
+            {"latency_us", to_json(r.latency)},
+            {"wait_stats", to_json(r.wait_stats)},
+            {"links", links},
+            {"errors", r.errors},
+            {"rejected", r.rejected}};
+  if (r.machine) j["machine"] = to_json(*r.machine);
+  return j;
+}
+
+transport::Result<NodeReport> node_report_from_json(const json& j) {
+  if (!j.is_object() || j.value("kind", "") != "node") {
+    return transport::fail(transport::ErrorCategory::protocol, 0,
+                           "node report: not a {\"kind\": \"node\"} object");
+  }
+  try {
+    NodeReport r;
+    r.node = j.at("node").get<std::string>();
+    r.wait = j.value("wait", "");
+    r.window_s = j.at("window_s").get<double>();
+    r.thread_cpu_s = j.at("thread_cpu_s").get<double>();
+    r.process_cpu_s = j.at("process_cpu_s").get<double>();
+    r.voluntary_switches = j.value("voluntary_switches", std::int64_t{0});
+    r.involuntary_switches = j.value("involuntary_switches", std::int64_t{0});
+    r.tuples_sent = j.at("tuples_sent").get<std::uint64_t>();
+    r.bytes_sent = j.value("bytes_sent", 0ULL);
+    r.checksum_sent = j.value("checksum_sent", 0U);
+    r.max_rss_kb_start = j.value("max_rss_kb_start", std::int64_t{0});
+    r.max_rss_kb_end = j.value("max_rss_kb_end", std::int64_t{0});
+    r.tuples_received = j.at("tuples_received").get<std::uint64_t>();
+    r.bytes_received = j.value("bytes_received", 0ULL);
+    r.checksum_received = j.value("checksum_received", 0U);
+    r.lost = j.value("lost", 0ULL);
+    r.duplicated = j.value("duplicated", 0ULL);
+    r.out_of_order = j.value("out_of_order", 0ULL);
+    if (j.contains("latency_us")) r.latency = latency_from_json(j["latency_us"]);
+    if (j.contains("machine")) r.machine = machine_from_json(j["machine"]);
+    if (j.contains("wait_stats")) r.wait_stats = wait_stats_from_json(j["wait_stats"]);
+    for (const auto& l : j.value("links", json::array())) {
+      r.links.push_back({l.value("stream", ""), l.value("direction", ""), l.value("state", ""),
+                         l.value("error", ""), link_stats_from_json(l.value("stats", json::object()))});
+    }
+    r.errors = j.value("errors", std::vector<std::string>{});
+    r.rejected = j.value("rejected", std::vector<std::string>{});
+    return r;
+  } catch (const json::exception& e) {
+    return transport::fail(transport::ErrorCategory::protocol, 0,
+                           std::string("node report: ") + e.what());
+  }
+}
+
+RunSummary summarize(const RunConfig& config, const NodeReport& sender,
+                     const NodeReport& receiver) {
+  RunSummary s;
+  s.config = config;
+  s.duration_s = receiver.window_s;
+  s.tuples_sent = sender.tuples_sent;
+  s.tuples_received = receiver.tuples_received;
+  s.lost = receiver.lost;
+  s.duplicated = receiver.duplicated;
+  s.out_of_order = receiver.out_of_order;
+  s.checksum_ok = sender.tuples_sent == receiver.tuples_received &&
+                  sender.checksum_sent == receiver.checksum_received;
+  if (s.duration_s > 0) {
+    s.tuples_per_s = static_cast<double>(s.tuples_received) / s.duration_s;
+    s.mb_per_s = static_cast<double>(receiver.bytes_received) / 1e6 / s.duration_s;
+  }
+  s.cpu_us_per_tuple_sender = per_tuple_us(sender.process_cpu_s, s.tuples_received);
+  s.cpu_us_per_tuple_receiver = per_tuple_us(receiver.process_cpu_s, s.tuples_received);
+  s.cores_sender = sender.window_s > 0 ? sender.process_cpu_s / sender.window_s : 0.0;
+  s.cores_receiver = receiver.window_s > 0 ? receiver.process_cpu_s / receiver.window_s : 0.0;
+  if (receiver.machine) {
+    const auto& m = *receiver.machine;
+    s.cpu_us_per_tuple_machine = per_tuple_us(m.busy_cpu_s, s.tuples_received);
+    s.cores_machine = m.cores_used();
+    s.softirq_cores = m.wall_s > 0 ? m.softirq_s / m.wall_s : 0.0;
+    // Over the receiver's window the sender ran too; its share is its cores × the window.
+    const double ours = receiver.process_cpu_s + s.cores_sender * m.wall_s;
+    s.other_cores = m.wall_s > 0 ? std::max(0.0, (m.busy_cpu_s - ours) / m.wall_s) : 0.0;
+  }
+  s.latency = receiver.latency;
+  s.sender_wait = sender.wait_stats;
+  s.receiver_wait = receiver.wait_stats;
+  for (const auto& e : sender.errors) s.errors.push_back(sender.node + ": " + e);
+  for (const auto& e : receiver.errors) s.errors.push_back(receiver.node + ": " + e);
+  if (s.tuples_sent != s.tuples_received) {
+    s.errors.push_back("sent " + std::to_string(s.tuples_sent) + " tuples but received " +
+                       std::to_string(s.tuples_received));
+  } else if (!s.checksum_ok) {
+    s.errors.push_back("content checksum differs between sender and receiver");
+  }
+  s.rejected_connections = sender.rejected.size() + receiver.rejected.size();
+  s.commit = BOREAL_COMMIT;
+  s.host = host_name();
+  return s;
+}
+
+json to_json(const RunSummary& s) {
+  json rate = s.config.offered_rate ? json(*s.config.offered_rate) : json("max");
+  return {{"kind", "run"},
+          {"network", s.config.network},
+          {"medium", s.config.medium},
+          {"wait", s.config.wait},
+          {"tuple_bytes", s.config.tuple_bytes},
+          {"batch_bytes", s.config.batch_bytes},
+          {"latency_budget_us", s.config.latency_budget_us},
+          {"flush_us", s.config.flush_us},
+          {"offered_rate", rate},
+          {"duration_s", s.duration_s},
+          {"tuples_sent", s.tuples_sent},
+          {"tuples_received", s.tuples_received},
+          {"lost", s.lost},
+          {"duplicated", s.duplicated},
+          {"out_of_order", s.out_of_order},
+          {"checksum_ok", s.checksum_ok},
+          {"tuples_per_s", s.tuples_per_s},
+          {"mb_per_s", s.mb_per_s},
+          {"cpu_us_per_tuple",
+           {{"sender", s.cpu_us_per_tuple_sender},
+            {"receiver", s.cpu_us_per_tuple_receiver},
+            {"machine", s.cpu_us_per_tuple_machine}}},
+          {"cores_used",
+           {{"sender", s.cores_sender},
+            {"receiver", s.cores_receiver},
+            {"machine", s.cores_machine},
+            {"softirq", s.softirq_cores},
+            {"other", s.other_cores}}},
+          {"latency_us",
+           {{"p50", s.latency.p50_us}, {"p99", s.latency.p99_us}, {"p999", s.latency.p999_us},
+            {"max", s.latency.max_us}}},
+          {"wait_stats", {{"sender", to_json(s.sender_wait)}, {"receiver", to_json(s.receiver_wait)}}},
+          {"errors", s.errors},
+          {"rejected_connections", s.rejected_connections},
+          {"commit", s.commit},
+          {"host", s.host}};
+}
+
+std::string format_table(const std::vector<RunSummary>& rows) {
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-9s %12s %8s %29s %6s %26s  %s\n", "", "", "",
+                "CPU-us per tuple", "", "latency us", "");
+  out << line;
+  std::snprintf(line, sizeof line, "%-9s %12s %8s %9s %9s %9s %6s %8s %8s %8s  %s\n", "mode",
+                "tuples/s", "MB/s", "sender", "receiver", "machine", "cores", "p50", "p99",
+                "p99.9", "check");
+  out << line;
+  for (const auto& r : rows) {
+    const std::string check = r.errors.empty() ? "ok" : "FAILED";
+    std::snprintf(line, sizeof line,
+                  "%-9s %12.0f %8.1f %9.3f %9.3f %9.3f %6.2f %8.1f %8.1f %8.1f  %s\n",
+                  r.config.wait.c_str(), r.tuples_per_s, r.mb_per_s, r.cpu_us_per_tuple_sender,
+                  r.cpu_us_per_tuple_receiver, r.cpu_us_per_tuple_machine, r.cores_machine,
+                  r.latency.p50_us, r.latency.p99_us, r.latency.p999_us, check.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace boreal::runtime

@@ -1,0 +1,129 @@
+// What one node measured (NodeReport, one JSON line per node) and the run summary built from
+// the reports of a sending and a receiving node (RunSummary, DESIGN.md "CPU accounting and
+// metrics"; its JSON fields are a public interface: add freely, never rename).
+//
+// Windows: a sender measures from its link's first credit to the acknowledgement of its end of
+// stream; a receiver from its first data frame to its end of stream. The machine's CPU
+// (wall × CPUs − idle, TRANSPORT_NOTES.md §4) is sampled by the receiver over its window, so
+// it covers the streaming and not process start-up.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <boreal/transport/cpu_meter.hpp>
+#include <boreal/transport/link.hpp>
+#include <boreal/transport/wait_stats.hpp>
+
+namespace boreal::runtime {
+
+struct LinkReport {
+  std::string stream;
+  std::string direction;  // "send" or "recv"
+  std::string state;      // transport::to_string(LinkState)
+  std::string error;      // empty unless failed
+  transport::LinkStats stats;
+};
+
+struct LatencySummary {
+  double p50_us = 0;
+  double p99_us = 0;
+  double p999_us = 0;
+  double max_us = 0;
+  std::uint64_t samples = 0;
+};
+
+struct NodeReport {
+  std::string node;
+  std::string wait;  // the I/O thread's wait mode
+  double window_s = 0;        // wall time of the streaming window
+  double thread_cpu_s = 0;    // the I/O thread over the window (CLOCK_THREAD_CPUTIME_ID)
+  double process_cpu_s = 0;   // getrusage user + system over the window
+  std::int64_t voluntary_switches = 0;
+  std::int64_t involuntary_switches = 0;
+  // Sending side (sum over the node's sources).
+  std::uint64_t tuples_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint32_t checksum_sent = 0;  // XOR over the node's streams of the CRC-32C of each
+                                    // stream's tuples in order
+  // Peak resident memory (getrusage ru_maxrss) when the window opened and when it closed:
+  // equal when nothing grew while streaming (buffers are allocated once, before).
+  std::int64_t max_rss_kb_start = 0;
+  std::int64_t max_rss_kb_end = 0;
+  // Receiving side (sum over the node's sinks).
+  std::uint64_t tuples_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint32_t checksum_received = 0;
+  std::uint64_t lost = 0;          // sequence numbers skipped
+  std::uint64_t duplicated = 0;    // a sequence number seen again
+  std::uint64_t out_of_order = 0;  // a sequence number lower than one already seen
+  LatencySummary latency;
+  std::optional<transport::MachineCpuReport> machine;  // receiver only
+  transport::WaitStats wait_stats;
+  std::vector<LinkReport> links;
+  std::vector<std::string> errors;    // every link failure; the run went wrong
+  std::vector<std::string> rejected;  // connections refused before they became a link (bad
+                                      // hello, garbage, unknown stream): the node kept serving
+
+  [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
+};
+
+[[nodiscard]] nlohmann::json to_json(const NodeReport& report);
+// Reads a line written by to_json. An error names the missing or mistyped field.
+[[nodiscard]] transport::Result<NodeReport> node_report_from_json(const nlohmann::json& json);
+
+[[nodiscard]] nlohmann::json to_json(const transport::WaitStats& stats);
+
+// The configuration half of the summary, from the spec after overrides.
+struct RunConfig {
+  std::string medium;
+  std::string wait;
+  std::uint32_t tuple_bytes = 0;
+  std::uint32_t batch_bytes = 0;
+  std::int64_t latency_budget_us = 0;
+  std::int64_t flush_us = 0;
+  std::optional<double> offered_rate;  // nullopt = "max"
+  std::string network;  // the spec's name
+};
+
+struct RunSummary {
+  RunConfig config;
+  double duration_s = 0;  // the receiver's window
+  std::uint64_t tuples_sent = 0;
+  std::uint64_t tuples_received = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t duplicated = 0;
+  std::uint64_t out_of_order = 0;
+  bool checksum_ok = false;
+  double tuples_per_s = 0;
+  double mb_per_s = 0;
+  double cpu_us_per_tuple_sender = 0;
+  double cpu_us_per_tuple_receiver = 0;
+  double cpu_us_per_tuple_machine = 0;
+  double cores_sender = 0;
+  double cores_receiver = 0;
+  double cores_machine = 0;
+  double softirq_cores = 0;  // breakdown only: already inside the processes' system time
+  double other_cores = 0;    // machine minus our two processes: load we did not cause
+  LatencySummary latency;
+  transport::WaitStats sender_wait;
+  transport::WaitStats receiver_wait;
+  std::vector<std::string> errors;
+  std::uint64_t rejected_connections = 0;
+  std::string commit;
+  std::string host;
+};
+
+// Builds the summary of a two-node run.
+[[nodiscard]] RunSummary summarize(const RunConfig& config, const NodeReport& sender,
+                                   const NodeReport& receiver);
+[[nodiscard]] nlohmann::json to_json(const RunSummary& summary);
+
+// The human table of `boreal demo` and `boreal launch`: a header and one row per summary.
+[[nodiscard]] std::string format_table(const std::vector<RunSummary>& rows);
+
+}  // namespace boreal::runtime

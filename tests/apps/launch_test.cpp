@@ -1,0 +1,297 @@
+// End to end: the `boreal` binary launches a sending and a receiving node as two processes
+// over loopback TCP, once per wait mode, and the run summary must show every tuple received
+// exactly once, in order, with the sender's content checksum. Also: a slow sink stalls the
+// sender on credit without losing anything, a node refuses bad connections and keeps serving
+// its other links, and bad usage gets a clear message.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <boreal/transport/frame.hpp>
+
+#include "runtime/launcher.hpp"
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr together
+};
+
+// Runs a shell command; everything it prints is captured.
+Output run(const std::string& command) {
+  Output out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out.text += chunk.data();
+  const int status = ::pclose(pipe);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "boreal-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  [[nodiscard]] std::string file(const std::string& name, const std::string& text = "") const {
+    const auto p = (path_ / name).string();
+    if (!text.empty()) std::ofstream(p) << text;
+    return p;
+  }
+
+ private:
+  fs::path path_;
+};
+
+std::vector<json> read_json_lines(const std::string& path) {
+  std::vector<json> lines;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(json::parse(line));
+  }
+  return lines;
+}
+
+const json* find_kind(const std::vector<json>& lines, const std::string& kind,
+                      const std::string& node = "") {
+  for (const auto& line : lines) {
+    if (line.value("kind", "") == kind && (node.empty() || line.value("node", "") == node)) return &line;
+  }
+  return nullptr;
+}
+
+std::string two_nodes(const std::string& source_params, const std::string& sink_params,
+                      const std::string& transport = "{medium: tcp, wait: block}",
+                      const std::string& src = "tcp://127.0.0.1:7101",
+                      const std::string& dst = "tcp://127.0.0.1:7102") {
+  return "name: test\n"
+         "schemas:\n"
+         "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
+         "nodes:\n"
+         "  - {name: src, address: \"" + src + "\"}\n"
+         "  - {name: dst, address: \"" + dst + "\"}\n"
+         "transport: " + transport + "\n"
+         "boxes:\n"
+         "  - {name: gen, type: source, node: src, out: ticks, schema: tick, params: " + source_params + "}\n"
+         "  - {name: check, type: sink, node: dst, in: ticks, schema: tick, params: " + sink_params + "}\n";
+}
+
+class EveryWaitMode : public testing::TestWithParam<const char*> {};
+
+TEST_P(EveryWaitMode, AllTuplesArriveOnceInOrderWithTheSendersChecksum) {
+  TempDir dir;
+  const auto spec = dir.file("net.yaml", two_nodes("{rate: 200000, tuples: 100000, seed: 7}", "{kind: check}"));
+  const auto lines_path = dir.file("run.jsonl");
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --free-ports --quiet --wait " +
+                       GetParam() + " --json " + lines_path);
+  ASSERT_EQ(out.status, 0) << out.text;
+
+  const auto lines = read_json_lines(lines_path);
+  ASSERT_FALSE(lines.empty());
+  const json& summary = lines.back();
+  ASSERT_EQ(summary.value("kind", ""), "run") << summary.dump();
+  EXPECT_EQ(summary["wait"], GetParam());
+  EXPECT_EQ(summary["medium"], "tcp");
+  EXPECT_EQ(summary["tuple_bytes"], 64);
+  EXPECT_EQ(summary["tuples_sent"], 100000);
+  EXPECT_EQ(summary["tuples_received"], 100000);
+  EXPECT_EQ(summary["lost"], 0);
+  EXPECT_EQ(summary["duplicated"], 0);
+  EXPECT_EQ(summary["out_of_order"], 0);
+  EXPECT_EQ(summary["checksum_ok"], true);
+  EXPECT_TRUE(summary["errors"].empty()) << summary["errors"].dump();
+  EXPECT_GT(summary["latency_us"]["p50"].get<double>(), 0.0);
+  EXPECT_LE(summary["latency_us"]["p50"].get<double>(), summary["latency_us"]["p99"].get<double>());
+  EXPECT_GT(summary["cpu_us_per_tuple"]["machine"].get<double>(), 0.0);
+
+  const json* sender = find_kind(lines, "node", "src");
+  const json* receiver = find_kind(lines, "node", "dst");
+  ASSERT_NE(sender, nullptr);
+  ASSERT_NE(receiver, nullptr);
+  EXPECT_EQ((*sender)["checksum_sent"], (*receiver)["checksum_received"]);
+  EXPECT_EQ((*sender)["links"][0]["state"], "finished");
+  EXPECT_EQ((*receiver)["links"][0]["state"], "finished");
+  EXPECT_EQ((*receiver)["links"][0]["stats"]["tuples"], 100000);
+  EXPECT_GT((*receiver)["wait_stats"]["polls"].get<std::uint64_t>(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Loopback, EveryWaitMode,
+                         testing::Values("busy", "block", "sleep", "backoff", "adaptive"),
+                         [](const auto& info) { return std::string(info.param); });
+
+TEST(SlowSink, SenderStallsOnCreditAndNothingIsLost) {
+  TempDir dir;
+  // 10 tuples per frame, 8 frames of credit, a sink that takes 1 ms per frame: the sender can
+  // produce far faster than the sink drains, so it must wait for credit again and again.
+  const auto spec = dir.file(
+      "net.yaml", two_nodes("{rate: max, tuples: 3000}", "{kind: check, slow_us_per_frame: 1000}",
+                            "{medium: tcp, wait: sleep, batch_bytes: 640, window: 8}"));
+  const auto lines_path = dir.file("run.jsonl");
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
+                       " --free-ports --quiet --json " + lines_path);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const auto lines = read_json_lines(lines_path);
+  const json& summary = lines.back();
+  EXPECT_EQ(summary["tuples_received"], 3000);
+  EXPECT_EQ(summary["lost"], 0);
+  EXPECT_EQ(summary["checksum_ok"], true);
+
+  const json* sender = find_kind(lines, "node", "src");
+  ASSERT_NE(sender, nullptr);
+  const auto& stats = (*sender)["links"][0]["stats"];
+  EXPECT_EQ(stats["frames"], 300);
+  EXPECT_GT(stats["credit_stalls"].get<std::uint64_t>(), 0u);
+  // Buffers are allocated before the window opens; a stalled sender must not buffer more.
+  const auto grew_kb = (*sender)["max_rss_kb_end"].get<std::int64_t>() -
+                       (*sender)["max_rss_kb_start"].get<std::int64_t>();
+  EXPECT_LE(grew_kb, 512) << "the sender's peak memory grew while it was back-pressured";
+}
+
+// Connects to 127.0.0.1:port (retrying while the node starts), sends `bytes`, waits for the
+// node to close the connection, and returns true when it did.
+bool send_bad_bytes(std::uint16_t port, const std::vector<std::byte>& bytes) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+      (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      ::shutdown(fd, SHUT_WR);
+      timeval timeout{15, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+      char sink[256];
+      ssize_t n;
+      while ((n = ::recv(fd, sink, sizeof sink, 0)) > 0) {
+      }
+      ::close(fd);
+      return n == 0;
+    }
+    ::close(fd);
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::vector<std::byte> hello_frame(std::uint16_t version, std::uint32_t stream_id) {
+  using namespace boreal::transport;
+  HelloPayload hello{};
+  hello.tuple_bytes = 64;
+  hello.stream_id = stream_id;
+  std::array<std::byte, kHelloPayloadBytes> body{};
+  encode_hello(hello, body);
+  FrameHeader header{};
+  header.version = version;
+  header.flags = kFlagHello;
+  header.stream_id = stream_id;
+  header.payload_bytes = kHelloPayloadBytes;
+  std::vector<std::byte> frame(kFrameHeaderBytes + kHelloPayloadBytes);
+  encode_header(header, body, std::span<std::byte, kFrameHeaderBytes>(frame.data(), kFrameHeaderBytes));
+  std::copy(body.begin(), body.end(), frame.begin() + kFrameHeaderBytes);
+  return frame;
+}
+
+TEST(BadInput, NodeRefusesBadConnectionsAndKeepsServingItsLinks) {
+  TempDir dir;
+  const auto src_port = boreal::runtime::free_tcp_port("127.0.0.1").value();
+  const auto dst_port = boreal::runtime::free_tcp_port("127.0.0.1").value();
+  const std::string text =
+      "name: bad-input\n"
+      "schemas:\n"
+      "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
+      "nodes:\n"
+      "  - {name: src, address: \"tcp://127.0.0.1:" + std::to_string(src_port) + "\"}\n"
+      "  - {name: dst, address: \"tcp://127.0.0.1:" + std::to_string(dst_port) + "\"}\n"
+      "transport: {medium: tcp, wait: block}\n"
+      "boxes:\n"
+      "  - {name: a, type: source, node: src, out: one, schema: tick, params: {rate: 20000, tuples: 30000}}\n"
+      "  - {name: b, type: source, node: src, out: two, schema: tick, params: {rate: 20000, tuples: 30000}}\n"
+      "  - {name: sa, type: sink, node: dst, in: one, schema: tick}\n"
+      "  - {name: sb, type: sink, node: dst, in: two, schema: tick}\n";
+  const auto spec = dir.file("net.yaml", text);
+  const auto lines_path = dir.file("run.jsonl");
+
+  Output out;
+  std::thread launcher([&] {
+    out = run(std::string(BOREAL_BIN) + " launch " + spec + " --quiet --json " + lines_path);
+  });
+  std::vector<std::byte> garbage(64, std::byte{0x5A});
+  auto truncated = hello_frame(boreal::transport::kFrameVersion, 1);
+  truncated.resize(20);
+  EXPECT_TRUE(send_bad_bytes(dst_port, garbage));
+  EXPECT_TRUE(send_bad_bytes(dst_port, truncated));
+  EXPECT_TRUE(send_bad_bytes(dst_port, hello_frame(boreal::transport::kFrameVersion + 1, 1)));
+  EXPECT_TRUE(send_bad_bytes(dst_port, hello_frame(boreal::transport::kFrameVersion, 99)));
+  launcher.join();
+  ASSERT_EQ(out.status, 0) << out.text;
+
+  const auto lines = read_json_lines(lines_path);
+  const json* receiver = find_kind(lines, "node", "dst");
+  ASSERT_NE(receiver, nullptr);
+  EXPECT_EQ((*receiver)["tuples_received"], 60000);
+  EXPECT_EQ((*receiver)["lost"], 0);
+  EXPECT_EQ((*receiver)["duplicated"], 0);
+  const auto& rejected = (*receiver)["rejected"];
+  ASSERT_EQ(rejected.size(), 4u) << rejected.dump();
+  const std::string all = rejected.dump();
+  EXPECT_NE(all.find("magic"), std::string::npos) << all;
+  EXPECT_NE(all.find("version"), std::string::npos) << all;
+  EXPECT_NE(all.find("99"), std::string::npos) << all;
+  const json& summary = lines.back();
+  EXPECT_EQ(summary["checksum_ok"], true);
+  EXPECT_EQ(summary["rejected_connections"], 4);
+}
+
+TEST(Usage, BadFileAndFlagsGetClearErrors) {
+  TempDir dir;
+  const auto missing = run(std::string(BOREAL_BIN) + " launch " + dir.file("nope.yaml"));
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.text.find("nope.yaml"), std::string::npos) << missing.text;
+
+  const auto spec = dir.file("net.yaml", two_nodes("{rate: 1000, tuples: 10}", "{kind: check}"));
+  const auto bad_wait = run(std::string(BOREAL_BIN) + " launch " + spec + " --wait snooze");
+  EXPECT_EQ(bad_wait.status, 2);
+  EXPECT_NE(bad_wait.text.find("--wait"), std::string::npos) << bad_wait.text;
+  EXPECT_NE(bad_wait.text.find("snooze"), std::string::npos) << bad_wait.text;
+
+  const auto no_node = run(std::string(BOREAL_BIN) + " run " + spec);
+  EXPECT_EQ(no_node.status, 2);
+  EXPECT_NE(no_node.text.find("--node"), std::string::npos) << no_node.text;
+
+  const auto wrong_node = run(std::string(BOREAL_BIN) + " run " + spec + " --node mars");
+  EXPECT_EQ(wrong_node.status, 2);
+  EXPECT_NE(wrong_node.text.find("no node named 'mars'"), std::string::npos) << wrong_node.text;
+
+  for (const char* command : {"", " run", " launch", " demo"}) {
+    const auto help = run(std::string(BOREAL_BIN) + command + " --help");
+    EXPECT_EQ(help.status, 0) << command;
+    EXPECT_NE(help.text.find("Usage"), std::string::npos) << command << ": " << help.text;
+  }
+}
+
+}  // namespace
