@@ -8,9 +8,10 @@
 //
 // Cost and blocking (bench/cpu_meter_bench.cpp measures them): ThreadCpu::now() and
 // ProcessUsage::sample() are single non-blocking syscalls (the vDSO does not serve
-// CLOCK_THREAD_CPUTIME_ID) and fit a per-batch path. MachineCpu::sample() opens and reads /proc/stat
-// (a few µs to tens of µs): call it at window edges, not per batch. irq_time_accounting()
-// reads the kernel config file, possibly decompressing it: call it once per run.
+// CLOCK_THREAD_CPUTIME_ID) and fit a per-batch path. MachineCpu::sample() opens and reads
+// /proc/stat (a few µs to tens of µs): call it at window edges, not per batch.
+// irq_time_accounting() reads the kernel config file, possibly decompressing it: call it
+// once per run.
 //
 // Which figure to trust (TRANSPORT_NOTES.md §4):
 // - Thread and process CPU are exact as sums: the scheduler adds up nanoseconds of run
@@ -40,9 +41,9 @@ struct ThreadCpu {
 };
 
 // getrusage(2) of this process (all its threads, live and joined) or of the calling
-// thread. user and system are tick-sampled as a split; only total() is exact. Context
-// switches: voluntary = the task blocked (a wait, a blocking read), involuntary = it was
-// preempted. Non-blocking.
+// thread, at getrusage's microsecond resolution. user and system are tick-sampled as a
+// split; only total() is exact. Context switches: voluntary = the task blocked (a wait, a
+// blocking read), involuntary = it was preempted. Non-blocking.
 struct ProcessUsage {
   std::chrono::nanoseconds user{0};
   std::chrono::nanoseconds system{0};
@@ -70,6 +71,10 @@ struct ProcessUsage {
 // converted from USER_HZ ticks to nanoseconds. guest and guest_nice are already included
 // in user and nice by the kernel; they are kept for display only. See the header comment
 // for which columns are exact.
+//
+// Values are kept modulo 2⁶⁴ ns: the idle sum of a many-CPU host can pass 2⁶³ ns (292
+// CPU-years, about 1.1 years of uptime on 256 CPUs) and then reads negative, but operator-
+// subtracts modulo 2⁶⁴, so a window's differences stay exact across the wrap.
 struct MachineCpu {
   std::chrono::nanoseconds user{0};
   std::chrono::nanoseconds nice{0};
@@ -82,8 +87,9 @@ struct MachineCpu {
   std::chrono::nanoseconds guest{0};
   std::chrono::nanoseconds guest_nice{0};
 
-  // Reads /proc/stat. An io error (with the path and errno) when it cannot be read or its
-  // cpu line does not parse. Blocks for the read only (no sleeping).
+  // Reads /proc/stat (only up to the end of its aggregate line). An io error (with the path
+  // and errno) when it cannot be read; an io error naming the problem when its cpu line
+  // does not parse. Blocks for the read only (no sleeping).
   [[nodiscard]] static Result<MachineCpu> sample();
   // Parses /proc/stat text with the running system's USER_HZ (sysconf(_SC_CLK_TCK)).
   [[nodiscard]] static Result<MachineCpu> parse(std::string_view proc_stat_text);
@@ -91,7 +97,8 @@ struct MachineCpu {
   // Looks for the line that starts with "cpu" plus whitespace; needs at least the four
   // columns user nice system idle (older kernels have fewer than ten; missing ones are 0)
   // and ignores columns after guest_nice. A tick converts to 10⁹/ticks_per_second ns,
-  // rounded down per column.
+  // rounded down per column. Errors: io, naming the problem (no "cpu" line, fewer than four
+  // columns, a column that is not an unsigned 64-bit number); config for ticks_per_second ≤ 0.
   [[nodiscard]] static Result<MachineCpu> parse(std::string_view proc_stat_text,
                                                 long ticks_per_second);
 
@@ -125,7 +132,9 @@ struct MachineCpuReport {
 // The pure arithmetic behind MachineWindow: busy = wall × cpus − Δ(idle + iowait).
 // The sum of the busy columns is not used because it is tick-sampled and undercounts
 // (TRANSPORT_NOTES.md §4). The result is clamped to [0, wall × cpus]: iowait is known to
-// step backwards, and the two /proc/stat reads are not exactly at the window's edges.
+// step backwards, and the two /proc/stat reads are not exactly at the window's edges. A
+// negative wall or cpus counts as no capacity (busy 0). The breakdown fields are the raw
+// deltas, not clamped.
 [[nodiscard]] MachineCpuReport make_machine_report(const MachineCpu& before,
                                                    const MachineCpu& after,
                                                    std::chrono::duration<double> wall,
@@ -161,11 +170,12 @@ enum class IrqTimeAccounting : std::uint8_t { on, off, unknown };
 
 [[nodiscard]] std::string_view to_string(IrqTimeAccounting value) noexcept;
 
-// Looks up CONFIG_IRQ_TIME_ACCOUNTING in /boot/config-$(uname -r), else /proc/config.gz.
-// The .gz file is read through libz.so.1 loaded at run time (dlopen), so boreal has no
-// link-time zlib dependency; without libz it is unknown. Blocks on file reads and
-// decompression (about a millisecond): call once per run. On x86 the option can still be
-// disabled at boot (tsc=noirqtime, unstable TSC); that is not detected.
+// Looks up CONFIG_IRQ_TIME_ACCOUNTING in /boot/config-$(uname -r); when that file is
+// missing or says nothing (unknown), in /proc/config.gz (CONFIG_IKCONFIG_PROC). The .gz file
+// is read through libz.so.1 loaded at run time (dlopen), so boreal has no link-time zlib
+// dependency; without libz it is unknown. Blocks on file reads and decompression (about a
+// millisecond): call once per run. On x86 the option can still be disabled at boot
+// (tsc=noirqtime, unstable TSC); that is not detected.
 [[nodiscard]] IrqTimeAccounting irq_time_accounting();
 // irq_time_accounting() == on.
 [[nodiscard]] bool kernel_has_irq_time_accounting();

@@ -1,0 +1,251 @@
+#include <boreal/transport/cpu_meter.hpp>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <string>
+
+namespace boreal::transport {
+namespace {
+
+constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+
+std::chrono::nanoseconds from_timeval(const timeval& tv) noexcept {
+  return std::chrono::seconds{tv.tv_sec} + std::chrono::microseconds{tv.tv_usec};
+}
+
+ProcessUsage from_rusage(const rusage& ru) noexcept {
+  return {from_timeval(ru.ru_utime), from_timeval(ru.ru_stime), ru.ru_nvcsw, ru.ru_nivcsw};
+}
+
+ProcessUsage sample_usage(int who) noexcept {
+  rusage ru{};
+  // getrusage fails only for an invalid `who` or a bad pointer: neither can happen here.
+  [[maybe_unused]] const int rc = ::getrusage(who, &ru);
+  assert(rc == 0);
+  return from_rusage(ru);
+}
+
+// floor(ticks · 10⁹ / hz) modulo 2⁶⁴, without an intermediate overflow: the quotient and the
+// remainder are converted separately (remainder < hz, so remainder · 10⁹ fits easily).
+// Wrapping keeps differences exact even once a many-CPU machine's idle sum passes 2⁶³ ns.
+std::chrono::nanoseconds ticks_to_ns(std::uint64_t ticks, std::uint64_t hz) noexcept {
+  const std::uint64_t ns = (ticks / hz) * kNsPerSecond + (ticks % hz) * kNsPerSecond / hz;
+  return std::chrono::nanoseconds{static_cast<std::int64_t>(ns)};
+}
+
+// Modular difference: the inverse of the wrap in ticks_to_ns.
+std::chrono::nanoseconds wrapping_sub(std::chrono::nanoseconds after,
+                                      std::chrono::nanoseconds before) noexcept {
+  const auto diff =
+      static_cast<std::uint64_t>(after.count()) - static_cast<std::uint64_t>(before.count());
+  return std::chrono::nanoseconds{static_cast<std::int64_t>(diff)};
+}
+
+constexpr std::array<const char*, 10> kColumnNames = {
+    "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice"};
+
+bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
+
+// The aggregate line: "cpu" followed by whitespace (not "cpu0", not "cpuX" of a later field).
+std::string_view find_cpu_line(std::string_view text) noexcept {
+  while (!text.empty()) {
+    const auto eol = text.find('\n');
+    const std::string_view line = text.substr(0, eol);
+    if (line.size() > 3 && line.substr(0, 3) == "cpu" && is_blank(line[3])) return line;
+    if (eol == std::string_view::npos) break;
+    text.remove_prefix(eol + 1);
+  }
+  return {};
+}
+
+Result<std::string> read_proc_stat() {
+  constexpr const char* kPath = "/proc/stat";
+  const int fd = ::open(kPath, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    return fail(ErrorCategory::io, err, std::string{"cannot open "} + kPath + ": " +
+                                            std::strerror(err));
+  }
+  // /proc files report size 0: read until end of file. The whole file is a few KiB per CPU.
+  std::string text;
+  std::array<char, 8192> chunk{};
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return fail(ErrorCategory::io, err, std::string{"cannot read "} + kPath + ": " +
+                                              std::strerror(err));
+    }
+    text.append(chunk.data(), static_cast<std::size_t>(n));
+    // Stop once the aggregate line is complete: it comes first, and the rest (per-CPU lines,
+    // an "intr" line of thousands of counters on large machines) is not needed.
+    const std::string_view line = find_cpu_line(text);
+    if (!line.empty() && line.data() + line.size() < text.data() + text.size()) break;
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+std::chrono::nanoseconds ThreadCpu::now() noexcept {
+  timespec ts{};
+  // Fails only for an invalid clock id; this one exists on every Linux since 2.6.12.
+  [[maybe_unused]] const int rc = ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  assert(rc == 0);
+  return std::chrono::seconds{ts.tv_sec} + std::chrono::nanoseconds{ts.tv_nsec};
+}
+
+ProcessUsage ProcessUsage::sample() noexcept { return sample_usage(RUSAGE_SELF); }
+
+ProcessUsage ProcessUsage::sample_thread() noexcept { return sample_usage(RUSAGE_THREAD); }
+
+Result<MachineCpu> MachineCpu::sample() {
+  auto text = read_proc_stat();
+  if (!text) return text.error();
+  return parse(text.value());
+}
+
+Result<MachineCpu> MachineCpu::parse(std::string_view proc_stat_text) {
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  if (hz <= 0) {
+    const int err = errno;
+    return fail(ErrorCategory::io, err, "sysconf(_SC_CLK_TCK) gave no tick rate");
+  }
+  return parse(proc_stat_text, hz);
+}
+
+Result<MachineCpu> MachineCpu::parse(std::string_view proc_stat_text, long ticks_per_second) {
+  if (ticks_per_second <= 0) {
+    return fail(ErrorCategory::config, 0,
+                "/proc/stat: tick rate must be positive, got " + std::to_string(ticks_per_second));
+  }
+  std::string_view line = find_cpu_line(proc_stat_text);
+  if (line.empty()) return fail(ErrorCategory::io, 0, "/proc/stat: no aggregate 'cpu' line");
+  line.remove_prefix(3);
+
+  std::array<std::uint64_t, kColumnNames.size()> ticks{};
+  std::size_t columns = 0;
+  for (;;) {
+    while (!line.empty() && (is_blank(line.front()) || line.front() == '\r')) line.remove_prefix(1);
+    if (line.empty() || columns == ticks.size()) break;  // later columns are ignored
+    std::size_t end = 0;
+    while (end < line.size() && !is_blank(line[end]) && line[end] != '\r') ++end;
+    const std::string_view token = line.substr(0, end);
+    const char* const last = token.data() + token.size();
+    const auto [ptr, ec] = std::from_chars(token.data(), last, ticks[columns]);
+    if (ec == std::errc::result_out_of_range) {
+      return fail(ErrorCategory::io, 0,
+                  std::string{"/proc/stat: cpu column "} + kColumnNames[columns] +
+                      " is out of range: '" + std::string{token} + "'");
+    }
+    if (ec != std::errc{} || ptr != last) {
+      return fail(ErrorCategory::io, 0,
+                  std::string{"/proc/stat: cpu column "} + kColumnNames[columns] +
+                      " is not a number: '" + std::string{token} + "'");
+    }
+    ++columns;
+    line.remove_prefix(end);
+  }
+  if (columns < 4) {
+    return fail(ErrorCategory::io, 0,
+                "/proc/stat: cpu line has " + std::to_string(columns) +
+                    " columns, needs at least 4 (user nice system idle)");
+  }
+
+  const auto hz = static_cast<std::uint64_t>(ticks_per_second);
+  MachineCpu out;
+  const std::array<std::chrono::nanoseconds*, kColumnNames.size()> fields = {
+      &out.user, &out.nice,    &out.system, &out.idle,  &out.iowait,
+      &out.irq,  &out.softirq, &out.steal,  &out.guest, &out.guest_nice};
+  for (std::size_t i = 0; i < columns; ++i) *fields[i] = ticks_to_ns(ticks[i], hz);
+  return out;
+}
+
+MachineCpu operator-(const MachineCpu& after, const MachineCpu& before) noexcept {
+  MachineCpu d;
+  d.user = wrapping_sub(after.user, before.user);
+  d.nice = wrapping_sub(after.nice, before.nice);
+  d.system = wrapping_sub(after.system, before.system);
+  d.idle = wrapping_sub(after.idle, before.idle);
+  d.iowait = wrapping_sub(after.iowait, before.iowait);
+  d.irq = wrapping_sub(after.irq, before.irq);
+  d.softirq = wrapping_sub(after.softirq, before.softirq);
+  d.steal = wrapping_sub(after.steal, before.steal);
+  d.guest = wrapping_sub(after.guest, before.guest);
+  d.guest_nice = wrapping_sub(after.guest_nice, before.guest_nice);
+  return d;
+}
+
+MachineCpuReport make_machine_report(const MachineCpu& before, const MachineCpu& after,
+                                     std::chrono::duration<double> wall, int cpus) noexcept {
+  using Seconds = std::chrono::duration<double>;
+  const MachineCpu d = after - before;
+  MachineCpuReport r;
+  r.wall_s = wall.count();
+  r.cpus = cpus;
+  r.user_s = Seconds{d.user + d.nice}.count();
+  r.system_s = Seconds{d.system}.count();
+  r.softirq_s = Seconds{d.softirq}.count();
+  r.irq_s = Seconds{d.irq}.count();
+  r.steal_s = Seconds{d.steal}.count();
+  r.idle_s = Seconds{d.idle + d.iowait}.count();
+  r.iowait_s = Seconds{d.iowait}.count();
+  // A negative wall or CPU count is nonsense; treat it as an empty window rather than report
+  // negative capacity.
+  const double capacity = std::max(0.0, r.wall_s) * std::max(0, cpus);
+  r.busy_cpu_s = std::clamp(capacity - r.idle_s, 0.0, capacity);
+  return r;
+}
+
+Result<MachineWindow> MachineWindow::start() {
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const int cpus = online > 0 ? static_cast<int>(online) : 1;
+  auto at_start = MachineCpu::sample();
+  if (!at_start) return at_start.error();
+  // The clock is read right after /proc/stat, as in stop(), so both edges lag their read by
+  // the same amount.
+  return MachineWindow{std::chrono::steady_clock::now(), at_start.value(), cpus};
+}
+
+Result<MachineCpuReport> MachineWindow::stop() const {
+  auto now = MachineCpu::sample();
+  if (!now) return now.error();
+  const auto wall = std::chrono::steady_clock::now() - started_;
+  return make_machine_report(at_start_, now.value(), wall, cpus_);
+}
+
+CpuReport make_cpu_report(std::uint64_t tuples, std::uint64_t bytes,
+                          std::chrono::duration<double> wall,
+                          std::chrono::duration<double> cpu) noexcept {
+  assert(cpu.count() >= 0 && wall.count() >= 0);
+  const double cpu_us = cpu.count() * 1e6;
+  CpuReport r;
+  if (tuples > 0) {
+    r.cpu_us_per_tuple = cpu_us / static_cast<double>(tuples);
+    r.per_tuple_defined = true;
+  }
+  if (bytes > 0) {
+    r.cpu_us_per_mb = cpu_us / (static_cast<double>(bytes) / 1e6);
+    r.per_mb_defined = true;
+  }
+  if (wall.count() > 0) {
+    r.cores_used = cpu.count() / wall.count();
+    r.cores_defined = true;
+  }
+  return r;
+}
+
+}  // namespace boreal::transport
