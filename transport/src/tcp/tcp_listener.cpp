@@ -1,10 +1,14 @@
 // Accepts a node's incoming links on one port and routes each connection by its hello.
 #include <array>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
 #include <deque>
 #include <list>
 #include <memory>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/endian/conversion.hpp>
 
 #include <boreal/transport/tcp_medium.hpp>
 
@@ -24,8 +28,19 @@ class TcpListenerImpl final : public TcpListener {
  public:
   TcpListenerImpl(EventLoop& loop, tcp::acceptor acceptor)
       : loop_(loop), acceptor_(std::move(acceptor)) {
-    loop_.add_source([this] { return arm(); });
+    // The loop keeps this source, and the io_context the handlers, after the listener is
+    // gone: both check `alive` first.
+    loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
     start_accept();
+  }
+  TcpListenerImpl(const TcpListenerImpl&) = delete;
+  TcpListenerImpl& operator=(const TcpListenerImpl&) = delete;
+
+  ~TcpListenerImpl() override {
+    *alive_ = false;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    for (auto& p : pending_) p.socket.close(ignored);
   }
 
   RecvLink& expect(const LinkOptions& options) override {
@@ -55,10 +70,12 @@ class TcpListenerImpl final : public TcpListener {
     for (auto& p : pending_) {
       if (!p.wait_pending) {
         p.wait_pending = true;
-        p.socket.async_wait(tcp::socket::wait_read, [this, &p](const boost::system::error_code&) {
-          p.wait_pending = false;
-          loop_.notify();
-        });
+        p.socket.async_wait(tcp::socket::wait_read,
+                            [this, &p, alive = alive_](const boost::system::error_code&) {
+                              if (!*alive) return;
+                              p.wait_pending = false;
+                              loop_.notify();
+                            });
       }
       boost::system::error_code ec;
       if (p.socket.available(ec) > 0 || ec) return false;
@@ -66,7 +83,11 @@ class TcpListenerImpl final : public TcpListener {
     return true;
   }
 
-  std::uint16_t port() const override { return acceptor_.local_endpoint().port(); }
+  std::uint16_t port() const override {
+    boost::system::error_code ec;
+    const auto endpoint = acceptor_.local_endpoint(ec);
+    return ec ? 0 : endpoint.port();
+  }
   const std::vector<Error>& rejected() const override { return rejected_; }
 
  private:
@@ -83,7 +104,9 @@ class TcpListenerImpl final : public TcpListener {
   enum class Outcome { waiting, attached, rejected };
 
   void start_accept() {
-    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+    acceptor_.async_accept([this, alive = alive_](const boost::system::error_code& ec,
+                                                  tcp::socket socket) {
+      if (!*alive) return;
       loop_.notify();
       if (ec == asio::error::operation_aborted) return;
       if (!ec) {
@@ -111,15 +134,20 @@ class TcpListenerImpl final : public TcpListener {
     const auto raw = std::span<const std::byte, kFrameHeaderBytes>(p.hello.data(),
                                                                    kFrameHeaderBytes);
     // Check the header as soon as it is complete: a garbage peer is refused at byte 32.
-    const FrameLimits limits{.max_payload_bytes = kHelloPayloadBytes};
     if (p.have < kFrameHeaderBytes) return Outcome::waiting;
+    // Whatever stream the first frame names passes the stream check, so that a data frame
+    // sent before any hello is reported as such (offset 8: frame.cpp's kStreamIdAt).
+    FrameLimits limits = kFirstFrameLimits;
+    std::memcpy(&limits.stream_id, p.hello.data() + 8, sizeof limits.stream_id);
+    boost::endian::little_to_native_inplace(limits.stream_id);
     auto header = decode_header(raw, limits);
     if (!header) {
       reject(p, header.error().message);
       return Outcome::rejected;
     }
     if (!(header.value().flags & kFlagHello)) {
-      reject(p, "first frame is not a hello (flags " + std::to_string(header.value().flags) + ")");
+      reject(p, "first frame is not a hello (flags " + std::to_string(header.value().flags) +
+                    ", stream " + std::to_string(header.value().stream_id) + ")");
       return Outcome::rejected;
     }
     if (p.have < p.hello.size()) return Outcome::waiting;
@@ -137,16 +165,26 @@ class TcpListenerImpl final : public TcpListener {
     for (auto& link : links_) {
       const auto& o = link->options();
       if (o.stream_id != h.stream_id) continue;
+      const std::string stream = "stream " + std::to_string(h.stream_id) + " '" + o.name + "'";
       std::string problem;
-      if (link->attached()) problem = "stream " + std::to_string(h.stream_id) + " is already connected";
-      else if (h.schema_hash != o.schema_hash) problem = "schema hash mismatch for stream '" + o.name + "'";
-      else if (h.tuple_bytes != o.tuple_bytes)
-        problem = "tuple size " + std::to_string(h.tuple_bytes) + " != " +
-                  std::to_string(o.tuple_bytes) + " for stream '" + o.name + "'";
-      else if (h.cluster_token != o.cluster_token) problem = "wrong cluster token";
-      else if (h.max_payload_bytes > o.max_payload_bytes)
-        problem = "batch of " + std::to_string(h.max_payload_bytes) + " bytes exceeds the " +
-                  std::to_string(o.max_payload_bytes) + " this receiver has room for";
+      if (link->attached()) {
+        problem = stream + " is already connected";
+      } else if (h.cluster_token != o.cluster_token) {
+        // Checked first: a peer of another cluster learns nothing about this one's schemas.
+        // The tokens themselves are not printed.
+        problem = "cluster token mismatch for " + stream;
+      } else if (h.schema_hash != o.schema_hash) {
+        problem = "schema hash mismatch for " + stream + ": sender has " + hex64(h.schema_hash) +
+                  ", receiver expects " + hex64(o.schema_hash);
+      } else if (h.tuple_bytes != o.tuple_bytes) {
+        problem = "tuple size mismatch for " + stream + ": sender has " +
+                  std::to_string(h.tuple_bytes) + " bytes, receiver expects " +
+                  std::to_string(o.tuple_bytes);
+      } else if (h.max_payload_bytes > o.max_payload_bytes) {
+        problem = "batch of " + std::to_string(h.max_payload_bytes) + " bytes for " + stream +
+                  " exceeds the " + std::to_string(o.max_payload_bytes) +
+                  " this receiver has room for";
+      }
       if (!problem.empty()) {
         reject(p, problem);
         return Outcome::rejected;
@@ -160,8 +198,19 @@ class TcpListenerImpl final : public TcpListener {
       link->attach(std::move(p.socket), p.peer);
       return Outcome::attached;
     }
-    reject(p, "unknown stream id " + std::to_string(h.stream_id));
+    std::string known;
+    for (const auto& link : links_) {
+      known += (known.empty() ? "" : ", ") + std::to_string(link->stream_id());
+    }
+    reject(p, "unknown stream id " + std::to_string(h.stream_id) + " (this node expects " +
+                  (known.empty() ? std::string("none") : "streams " + known) + ")");
     return Outcome::rejected;
+  }
+
+  static std::string hex64(std::uint64_t value) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%016" PRIX64, value);
+    return text;
   }
 
   void reject(Pending& p, const std::string& why) {
@@ -176,6 +225,13 @@ class TcpListenerImpl final : public TcpListener {
     p.socket.close(ignored);
   }
 
+  // The first frame on a connection is decoded with no stream or size expectations, so that
+  // decode_header() reports "not our protocol" (magic, version, flags) before anything else;
+  // read_hello() then insists on a hello, whose payload length decode_header() pins to 32.
+  static constexpr FrameLimits kFirstFrameLimits{
+      .stream_id = 0, .tuple_bytes = 0, .max_payload_bytes = 0xFFFF'FFFFu};
+
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   EventLoop& loop_;
   tcp::acceptor acceptor_;
   std::vector<std::unique_ptr<tcp_medium::TcpRecvLink>> links_;

@@ -18,7 +18,17 @@ TcpRecvLink::TcpRecvLink(EventLoop& loop, const LinkOptions& options)
                (kFrameHeaderBytes + options.max_payload_bytes)),
       credits_(options.window, std::max<std::uint32_t>(1, std::min(options.credit_batch,
                                                                   options.window))) {
-  loop_.add_source([this] { return arm(); });
+  // The loop keeps this source, and the io_context the wait handlers, after this link is
+  // gone: both check `alive` first.
+  loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
+}
+
+TcpRecvLink::~TcpRecvLink() {
+  *alive_ = false;
+  if (socket_) {
+    boost::system::error_code ignored;
+    socket_->close(ignored);
+  }
 }
 
 void TcpRecvLink::attach(Socket socket, std::string peer) {
@@ -55,10 +65,19 @@ int TcpRecvLink::poll(FrameSink& sink) {
     }
     if (!control_out_.empty()) flush_control();
   }
-  if (peer_closed_ && state_ == LinkState::established && begin_ == end_) {
-    fail_link(ErrorCategory::closed, 0,
-              "peer closed the connection before the end of the stream (after frame " +
-                  std::to_string(next_sequence_ - 1) + ")");
+  // deliver() has taken every complete frame, so bytes left after the peer closed are a
+  // truncated frame.
+  if (peer_closed_ && state_ == LinkState::established) {
+    if (begin_ == end_) {
+      fail_link(ErrorCategory::closed, 0,
+                "peer closed the connection before the end of the stream (after frame " +
+                    std::to_string(next_sequence_ - 1) + ")");
+    } else {
+      fail_link(ErrorCategory::protocol, 0,
+                "peer closed the connection in the middle of a frame (" +
+                    std::to_string(end_ - begin_) + " bytes of a truncated frame after frame " +
+                    std::to_string(next_sequence_ - 1) + ")");
+    }
   }
   return work;
 }
@@ -107,8 +126,10 @@ int TcpRecvLink::deliver(FrameSink& sink) {
         begin_ += kFrameHeaderBytes;
         continue;
       }
-      fail_link(ErrorCategory::protocol, 0, "unexpected control frame with flags " +
-                                                std::to_string(h.flags) + " from the sender");
+      fail_link(ErrorCategory::protocol, 0,
+                std::string("unexpected ") +
+                    ((h.flags & kFlagHello) != 0 ? "second hello" : "control frame") +
+                    " with flags " + std::to_string(h.flags) + " from the sender");
       break;
     }
     const std::size_t frame_bytes = kFrameHeaderBytes + h.payload_bytes;
@@ -174,7 +195,9 @@ void TcpRecvLink::flush_control() {
 }
 
 bool TcpRecvLink::arm() {
-  if (!socket_ || state_ == LinkState::failed || state_ == LinkState::finished) return true;
+  if (!socket_ || state_ == LinkState::failed) return true;
+  // Finished: only an unsent end-of-stream ack is left to wait for (below).
+  if (state_ == LinkState::finished && control_out_.empty()) return true;
   if (end_ - begin_ >= kFrameHeaderBytes) {
     // A complete frame may be waiting (a poll stopped after its rounds).
     const auto raw = std::span<const std::byte, kFrameHeaderBytes>(staging_.data() + begin_,
@@ -184,20 +207,24 @@ bool TcpRecvLink::arm() {
       return false;
     }
   }
-  if (peer_closed_) return false;
-  if (!read_wait_pending_) {
+  if (peer_closed_ && state_ != LinkState::finished) return false;
+  if (!read_wait_pending_ && state_ != LinkState::finished) {
     read_wait_pending_ = true;
-    socket_->async_wait(Socket::wait_read, [this](const boost::system::error_code&) {
-      read_wait_pending_ = false;
-      loop_.notify();
-    });
+    socket_->async_wait(Socket::wait_read,
+                        [this, alive = alive_](const boost::system::error_code&) {
+                          if (!*alive) return;
+                          read_wait_pending_ = false;
+                          loop_.notify();
+                        });
   }
   if (!control_out_.empty() && !write_wait_pending_) {
     write_wait_pending_ = true;
-    socket_->async_wait(Socket::wait_write, [this](const boost::system::error_code&) {
-      write_wait_pending_ = false;
-      loop_.notify();
-    });
+    socket_->async_wait(Socket::wait_write,
+                        [this, alive = alive_](const boost::system::error_code&) {
+                          if (!*alive) return;
+                          write_wait_pending_ = false;
+                          loop_.notify();
+                        });
   }
   boost::system::error_code ec;
   return socket_->available(ec) == 0 && !ec;

@@ -1,7 +1,9 @@
 // The receiving end of a tcp link. Private: made by TcpListener::expect().
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <boreal/transport/credit_window.hpp>
@@ -19,6 +21,9 @@ namespace boreal::transport::tcp_medium {
 class TcpRecvLink final : public RecvLink {
  public:
   TcpRecvLink(EventLoop& loop, const LinkOptions& options);
+  TcpRecvLink(const TcpRecvLink&) = delete;
+  TcpRecvLink& operator=(const TcpRecvLink&) = delete;
+  ~TcpRecvLink() override;
 
   // Takes over a connection whose hello named this stream, and grants the initial credit.
   void attach(Socket socket, std::string peer);
@@ -40,6 +45,7 @@ class TcpRecvLink final : public RecvLink {
   void fail_link(ErrorCategory category, int code, const std::string& what);
   [[nodiscard]] std::string describe() const;
 
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   EventLoop& loop_;
   LinkOptions options_;
   FrameLimits limits_;

@@ -3,8 +3,12 @@
 // Frames are built in place in pooled buffers ([32-byte header][payload]), queued in commit
 // order and written with one gathering send per do_work(). A buffer returns to the pool once
 // its last byte is in the kernel. Credits and acks arrive as 32-byte control frames.
+#include <algorithm>
 #include <array>
+#include <cassert>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include <boost/asio/connect.hpp>
@@ -42,13 +46,26 @@ class TcpSendLink final : public SendLink {
         options_(options),
         pool_(options.window, kFrameHeaderBytes + options.max_payload_bytes),
         queue_(options.window),
+        connect_timeout_(connect_timeout),
         connect_deadline_(std::chrono::steady_clock::now() + connect_timeout) {
-    loop_.add_source([this] { return arm(); });
+    // The loop keeps its sources, and the io_context its handlers, after this link is gone:
+    // both check `alive` before touching it.
+    loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
     start_connect();
   }
 
+  TcpSendLink(const TcpSendLink&) = delete;
+  TcpSendLink& operator=(const TcpSendLink&) = delete;
+
+  ~TcpSendLink() override {
+    *alive_ = false;
+    boost::system::error_code ignored;
+    retry_timer_.cancel();
+    socket_.close(ignored);
+  }
+
   int do_work() override {
-    if (state_ == LinkState::failed) return 0;
+    if (state_ == LinkState::failed || state_ == LinkState::finished) return 0;
     int work = 0;
     if (socket_ready_) {
       work += read_control();
@@ -75,6 +92,8 @@ class TcpSendLink final : public SendLink {
 
   void commit(const Claim& claim, std::uint32_t tuple_count, std::uint32_t payload_bytes,
               std::uint16_t flags) override {
+    assert((flags & kFlagData) != 0 && (flags & ~(kFlagData | kFlagEndOfStream)) == 0);
+    assert(payload_bytes <= options_.max_payload_bytes && !eos_committed_);
     const auto buffer = pool_.at(claim.slot);
     FrameHeader header;
     header.flags = flags;
@@ -84,7 +103,8 @@ class TcpSendLink final : public SendLink {
     header.payload_bytes = payload_bytes;
     encode_header(header, {buffer.data + kFrameHeaderBytes, payload_bytes},
                   std::span<std::byte, kFrameHeaderBytes>(buffer.data, kFrameHeaderBytes));
-    queue_[queue_tail_ % queue_.size()] = {claim.slot, kFrameHeaderBytes + payload_bytes};
+    queue_[queue_tail_ % queue_.size()] = {
+        claim.slot, static_cast<std::uint32_t>(kFrameHeaderBytes + payload_bytes)};
     ++queue_tail_;
     ++stats_.frames;
     stats_.tuples += tuple_count;
@@ -101,18 +121,22 @@ class TcpSendLink final : public SendLink {
     if (queue_head_ != queue_tail_ && !write_blocked_) return false;
     if (!read_wait_pending_) {
       read_wait_pending_ = true;
-      socket_.async_wait(tcp::socket::wait_read, [this](const boost::system::error_code&) {
-        read_wait_pending_ = false;
-        loop_.notify();
-      });
+      socket_.async_wait(tcp::socket::wait_read,
+                         [this, alive = alive_](const boost::system::error_code&) {
+                           if (!*alive) return;
+                           read_wait_pending_ = false;
+                           loop_.notify();
+                         });
     }
-    if (write_blocked_ && !write_wait_pending_) {
+    if (write_blocked_ && queue_head_ != queue_tail_ && !write_wait_pending_) {
       write_wait_pending_ = true;
-      socket_.async_wait(tcp::socket::wait_write, [this](const boost::system::error_code&) {
-        write_wait_pending_ = false;
-        write_blocked_ = false;
-        loop_.notify();
-      });
+      socket_.async_wait(tcp::socket::wait_write,
+                         [this, alive = alive_](const boost::system::error_code&) {
+                           if (!*alive) return;
+                           write_wait_pending_ = false;
+                           write_blocked_ = false;
+                           loop_.notify();
+                         });
     }
     boost::system::error_code ec;
     return socket_.available(ec) == 0 && !ec;
@@ -132,19 +156,25 @@ class TcpSendLink final : public SendLink {
   };
 
   void start_connect() {
-    asio::async_connect(socket_, peers_, [this](const boost::system::error_code& ec,
-                                               const tcp::endpoint&) {
+    asio::async_connect(socket_, peers_, [this, alive = alive_](
+                                             const boost::system::error_code& ec,
+                                             const tcp::endpoint&) {
+      if (!*alive) return;
       loop_.notify();
       if (!ec) return on_connected();
       if (std::chrono::steady_clock::now() >= connect_deadline_) {
         return set_failed(ErrorCategory::io, ec.value(),
-                          "cannot connect to " + peer_text_ + ": " + ec.message());
+                          describe() + ": cannot connect within " +
+                              std::to_string(connect_timeout_.count()) + " ms: " + ec.message());
       }
       boost::system::error_code ignored;
       socket_.close(ignored);
-      retry_timer_.expires_after(kConnectRetry);
-      retry_timer_.async_wait([this](const boost::system::error_code& timer_ec) {
-        if (!timer_ec) start_connect();
+      // Retry after kConnectRetry, or at the deadline for one last attempt.
+      const auto now = std::chrono::steady_clock::now();
+      retry_timer_.expires_after(std::min<std::chrono::steady_clock::duration>(
+          kConnectRetry, connect_deadline_ - now));
+      retry_timer_.async_wait([this, alive](const boost::system::error_code& timer_ec) {
+        if (*alive && !timer_ec) start_connect();
       });
     });
   }
@@ -191,8 +221,15 @@ class TcpSendLink final : public SendLink {
       }
       if (ec) {
         if (state_ == LinkState::finished) return work;
-        set_failed(ErrorCategory::closed, ec.value(),
-                   describe() + ": connection lost: " + ec.message());
+        if (state_ == LinkState::connecting) {
+          // The listener closes a connection whose hello it refuses; its rejected() says why.
+          set_failed(ErrorCategory::closed, ec.value(),
+                     describe() + ": the receiver closed the connection during the handshake "
+                                  "(hello refused?): " + ec.message());
+        } else {
+          set_failed(ErrorCategory::closed, ec.value(),
+                     describe() + ": connection lost: " + ec.message());
+        }
         return work;
       }
       control_end_ += n;
@@ -235,7 +272,9 @@ class TcpSendLink final : public SendLink {
   }
 
   int write_frames() {
-    if (queue_head_ == queue_tail_ || write_blocked_) return 0;
+    // write_blocked_ only tells arm() to wait for writability: a busy-polling caller never
+    // arms, so the send is always attempted (a refused one costs one would_block syscall).
+    if (queue_head_ == queue_tail_) return 0;
     std::array<asio::const_buffer, kMaxGather> gather;
     std::size_t count = 0;
     for (auto i = queue_head_; i != queue_tail_ && count < kMaxGather; ++i, ++count) {
@@ -255,6 +294,7 @@ class TcpSendLink final : public SendLink {
       set_failed(ErrorCategory::closed, ec.value(), describe() + ": send failed: " + ec.message());
       return 0;
     }
+    write_blocked_ = false;
     int frames_done = 0;
     while (n > 0) {
       const auto& q = queue_[queue_head_ % queue_.size()];
@@ -291,6 +331,7 @@ class TcpSendLink final : public SendLink {
     return text;
   }
 
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   EventLoop& loop_;
   tcp::socket socket_;
   asio::steady_timer retry_timer_;
@@ -308,6 +349,7 @@ class TcpSendLink final : public SendLink {
   std::uint64_t last_sequence_ = 0;
   std::uint64_t eos_sequence_ = 0;
   bool eos_committed_ = false;
+  std::chrono::milliseconds connect_timeout_;
   std::chrono::steady_clock::time_point connect_deadline_;
   LinkState state_ = LinkState::connecting;
   std::optional<Error> error_;

@@ -1,0 +1,445 @@
+// The tcp medium end to end over loopback: both ends on this thread, sharing one EventLoop,
+// so every interleaving is decided by the test's own pump (deterministic apart from how the
+// kernel splits reads, which the links must handle anyway).
+#include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/tcp_medium.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <gtest/gtest.h>
+
+#include "transport/tcp_test_support.hpp"
+
+// Counts heap allocations while `g_counting` is set, to check that the data path allocates
+// nothing after set-up. Replacing the global operator new is the only way to see
+// allocations made inside the library and Asio.
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<std::uint64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc{};
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+// Out of line so that GCC does not pair an inlined std::free with `new` and warn.
+[[gnu::noinline]] static void release_memory(void* p) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { release_memory(p); }
+void operator delete[](void* p) noexcept { release_memory(p); }
+void operator delete(void* p, std::size_t) noexcept { release_memory(p); }
+void operator delete[](void* p, std::size_t) noexcept { release_memory(p); }
+
+namespace boreal::transport {
+namespace {
+
+using testing::CheckingSink;
+using testing::Clock;
+using testing::CountingSource;
+using testing::pump_until;
+
+const TcpEndpoint kAnyLoopback{"127.0.0.1", 0};
+
+LinkOptions options_for(std::uint32_t stream_id, std::uint32_t tuple_bytes,
+                        std::uint32_t max_payload_bytes, std::uint32_t window,
+                        std::uint32_t credit_batch) {
+  LinkOptions o;
+  o.stream_id = stream_id;
+  o.tuple_bytes = tuple_bytes;
+  o.schema_hash = 0x5EED'0000'0000'0001ull;
+  o.cluster_token = 0xC1A5'7E12ull;
+  o.max_payload_bytes = max_payload_bytes;
+  o.window = window;
+  o.credit_batch = credit_batch;
+  o.name = "s" + std::to_string(stream_id);
+  return o;
+}
+
+// One node pair on this thread: a listener expecting `options`, a sender to it.
+struct Pair {
+  explicit Pair(const LinkOptions& options,
+                std::chrono::milliseconds connect_timeout = std::chrono::seconds(5)) {
+    auto l = TcpListener::open(loop, kAnyLoopback);
+    EXPECT_TRUE(l) << (l ? "" : l.error().describe());
+    listener = std::move(l).value();
+    recv = &listener->expect(options);
+    auto s = make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, options, connect_timeout);
+    EXPECT_TRUE(s) << (s ? "" : s.error().describe());
+    send = std::move(s).value();
+  }
+  ~Pair() {
+    // Links before the loop they are registered in.
+    send.reset();
+    listener.reset();
+  }
+
+  void step(FrameSink& sink, bool poll_receiver = true) {
+    loop.do_work(Clock::now());
+    listener->do_work();
+    send->do_work();
+    if (poll_receiver) recv->poll(sink);
+  }
+
+  EventLoop loop;
+  std::unique_ptr<TcpListener> listener;
+  RecvLink* recv = nullptr;
+  std::unique_ptr<SendLink> send;
+};
+
+TEST(TcpLink, TwoHundredThousandSmallFramesArriveInOrderWithoutAllocating) {
+  constexpr std::uint64_t kFrames = 200'000;
+  constexpr std::uint64_t kSeed = 20240601;
+  SCOPED_TRACE("seed " + std::to_string(kSeed));
+  const auto options = options_for(1, 8, 4 * 8, 64, 16);
+  Pair pair(options);
+  CountingSource source(*pair.send, kFrames, 8, 4, kSeed);
+  CheckingSink sink(8);
+
+  // Allocations are counted from the 1000th frame sent to the 1000th before the end: set-up
+  // (connect, hello, first credit) and teardown are excluded, the steady data path is not.
+  std::uint64_t allocations = 0;
+  const bool done = pump_until(
+      [&] {
+        if (source.frames_sent >= 1000 && source.frames_sent < kFrames - 1000) {
+          g_counting = true;
+        } else if (g_counting) {
+          g_counting = false;
+          allocations = g_allocations.exchange(0);
+        }
+        source.offer();
+        pair.step(sink);
+      },
+      [&] {
+        return pair.send->state() == LinkState::finished &&
+               pair.recv->state() == LinkState::finished;
+      });
+  g_counting = false;
+  ASSERT_TRUE(done) << "send " << to_string(pair.send->state()) << ", recv "
+                    << to_string(pair.recv->state()) << ", delivered " << sink.frames
+                    << (pair.send->error() ? " " + pair.send->error()->describe() : "")
+                    << (pair.recv->error() ? " " + pair.recv->error()->describe() : "");
+
+  EXPECT_EQ(source.frames_sent, kFrames);
+  EXPECT_EQ(sink.frames, kFrames);
+  EXPECT_EQ(sink.tuples, source.tuples_sent);
+  EXPECT_EQ(sink.crc, source.crc);
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+  EXPECT_EQ(sink.bad_frames, 0u);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+  EXPECT_EQ(sink.end_of_stream, 1u);
+  EXPECT_EQ(pair.send->stats().frames, kFrames);
+  EXPECT_EQ(pair.send->stats().tuples, source.tuples_sent);
+  EXPECT_EQ(pair.recv->stats().frames, kFrames);
+  EXPECT_EQ(pair.recv->stats().tuples, source.tuples_sent);
+  EXPECT_EQ(pair.recv->stats().duplicates_dropped, 0u);
+  EXPECT_EQ(allocations, 0u) << "the steady-state data path allocated";
+  EXPECT_EQ(pair.send->error(), nullptr);
+  EXPECT_EQ(pair.recv->error(), nullptr);
+}
+
+TEST(TcpLink, SlowReceiverBackPressuresSenderWithinItsWindow) {
+  constexpr std::uint64_t kFrames = 1'500;
+  constexpr std::uint32_t kWindow = 8;
+  const auto options = options_for(3, 16, 4 * 16, kWindow, 2);
+  Pair pair(options);
+  CountingSource source(*pair.send, kFrames, 16, 4, 7);
+  CheckingSink sink(16);
+
+  // The receiver is polled once every 2 ms; the sender spins in between. Memory stays
+  // bounded when the sender never has more than `window` frames outstanding (committed but
+  // not yet delivered), and the pool's fixed size is never exceeded (no allocation at all).
+  std::uint64_t max_outstanding = 0;
+  std::uint64_t max_credits = 0;
+  double max_free_capacity = 0;
+  auto next_poll = Clock::now();
+  std::uint64_t allocations = 0;
+  const bool done = pump_until(
+      [&] {
+        g_counting = pair.send->state() == LinkState::established && source.frames_sent > 0;
+        source.offer();
+        const bool poll_now = Clock::now() >= next_poll;
+        pair.step(sink, poll_now);
+        if (poll_now) next_poll = Clock::now() + std::chrono::milliseconds(2);
+        if (g_counting) allocations += g_allocations.exchange(0);
+        g_counting = false;
+        max_outstanding = std::max(max_outstanding, source.frames_sent - sink.frames);
+        max_credits = std::max(max_credits, pair.send->credits_available());
+        max_free_capacity = std::max(max_free_capacity, pair.recv->free_capacity());
+      },
+      [&] {
+        return pair.send->state() == LinkState::finished &&
+               pair.recv->state() == LinkState::finished;
+      });
+  ASSERT_TRUE(done) << "send " << to_string(pair.send->state()) << ", recv "
+                    << to_string(pair.recv->state()) << ", delivered " << sink.frames;
+
+  EXPECT_GT(source.back_pressured, 0u);
+  EXPECT_GT(pair.send->stats().credit_stalls, 0u);
+  EXPECT_LE(max_outstanding, kWindow);
+  EXPECT_LE(max_credits, kWindow);
+  EXPECT_LE(max_free_capacity, static_cast<double>(kWindow));
+  EXPECT_EQ(pair.send->window(), kWindow);
+  EXPECT_EQ(allocations, 0u);
+  EXPECT_GT(pair.recv->stats().credit_frames, kFrames / kWindow);
+  EXPECT_EQ(pair.send->stats().credit_frames, pair.recv->stats().credit_frames);
+  EXPECT_EQ(sink.frames, kFrames);
+  EXPECT_EQ(sink.tuples, source.tuples_sent);
+  EXPECT_EQ(sink.crc, source.crc);
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+}
+
+// 32 KiB frames and a receiver that reads every 20 ms: the sender's window (8 MiB) is more
+// than the socket takes at once, so its sends hit EAGAIN and must be retried by a caller that
+// only ever busy-polls (never arms a wait).
+TEST(TcpLink, LargeFramesSurviveAFullSocketBufferWhileBusyPolling) {
+  constexpr std::uint64_t kFrames = 600;
+  const auto options = options_for(4, 64, 32 * 1024, 256, 64);
+  Pair pair(options);
+  CountingSource source(*pair.send, kFrames, 64, 512, 3);
+  CheckingSink sink(64);
+  auto next_poll = Clock::now();
+  ASSERT_TRUE(pump_until(
+      [&] {
+        source.offer();
+        const bool poll_now = Clock::now() >= next_poll;
+        pair.step(sink, poll_now);
+        if (poll_now) next_poll = Clock::now() + std::chrono::milliseconds(20);
+      },
+      [&] {
+        return pair.send->state() == LinkState::finished &&
+               pair.recv->state() == LinkState::finished;
+      }))
+      << "send " << to_string(pair.send->state()) << ", recv " << to_string(pair.recv->state())
+      << ", sent " << source.frames_sent << ", delivered " << sink.frames;
+  EXPECT_EQ(sink.frames, kFrames);
+  EXPECT_EQ(sink.tuples, source.tuples_sent);
+  EXPECT_EQ(sink.crc, source.crc);
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+}
+
+// The blocking path, on two threads with a loop each: whenever a round did no work, the
+// thread arms its sources (listener and receiver, or sender) and blocks in its EventLoop. A
+// lost wake-up shows as a 1 s timeout; a healthy run never times out.
+TEST(TcpLink, BlockingBetweenRoundsLosesNoWakeUp) {
+  constexpr std::uint64_t kFrames = 3'000;
+  const auto options = options_for(6, 8, 8 * 8, 16, 4);
+  auto block_if_idle = [](EventLoop& loop, int work, std::uint64_t& timeouts) {
+    if (work == 0 && loop.try_arm() && !loop.wait(std::chrono::seconds(1))) ++timeouts;
+    loop.disarm();
+  };
+
+  std::promise<std::uint16_t> port;
+  auto port_future = port.get_future();
+  struct Received {
+    CheckingSink sink{8};
+    std::uint64_t timeouts = 0;
+    std::uint64_t runs = 0;
+    LinkState state = LinkState::connecting;
+  };
+  auto receiver = std::async(std::launch::async, [&] {
+    Received r;
+    EventLoop loop;
+    auto listener = std::move(TcpListener::open(loop, kAnyLoopback)).value();
+    RecvLink& recv = listener->expect(options);
+    port.set_value(listener->port());
+    pump_until(
+        [&] {
+          int work = loop.poll_now();
+          work += listener->do_work();
+          work += recv.poll(r.sink);
+          block_if_idle(loop, work, r.timeouts);
+        },
+        [&] { return recv.state() == LinkState::finished || recv.state() == LinkState::failed; });
+    // Keep flushing for a moment in case the end-of-stream ack met a full socket.
+    for (int i = 0; i < 50; ++i) {
+      recv.poll(r.sink);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    r.state = recv.state();
+    r.runs = loop.stats().runs;
+    listener.reset();
+    return r;
+  });
+
+  EventLoop loop;
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", port_future.get()}, options))
+                  .value();
+  CountingSource source(*send, kFrames, 8, 8, 11);
+  std::uint64_t timeouts = 0;
+  const bool done = pump_until(
+      [&] {
+        int work = source.offer();
+        work += loop.poll_now();
+        work += send->do_work();
+        block_if_idle(loop, work, timeouts);
+      },
+      [&] { return send->state() == LinkState::finished || send->state() == LinkState::failed; });
+  const Received r = receiver.get();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(send->state(), LinkState::finished);
+  EXPECT_EQ(r.state, LinkState::finished);
+  EXPECT_EQ(timeouts, 0u);
+  EXPECT_EQ(r.timeouts, 0u);
+  EXPECT_GT(loop.stats().runs + r.runs, 0u);  // somebody really blocked
+  EXPECT_EQ(r.sink.frames, kFrames);
+  EXPECT_EQ(r.sink.tuples, source.tuples_sent);
+  EXPECT_EQ(r.sink.crc, source.crc);
+  EXPECT_EQ(r.sink.bad_sequence_at, 0u);
+  send.reset();
+}
+
+TEST(TcpLink, AllocationCounterSeesAllocations) {
+  // Guards the zero-allocation assertions above against a counter that never counts.
+  g_allocations = 0;
+  g_counting = true;
+  auto* volatile p = new int(1);
+  g_counting = false;
+  delete p;
+  EXPECT_GE(g_allocations.exchange(0), 1u);
+}
+
+TEST(TcpLink, EndOfStreamFinishesBothEndsAndClosesTheSender) {
+  const auto options = options_for(5, 8, 64, 4, 1);
+  Pair pair(options);
+  CheckingSink sink(8);
+  Claim claim;
+  ASSERT_TRUE(pump_until([&] { pair.step(sink); },
+                         [&] { return pair.send->try_claim(claim) == SendStatus::ok; }));
+  EXPECT_EQ(pair.send->state(), LinkState::established);
+  EXPECT_EQ(pair.recv->state(), LinkState::established);
+  pair.send->commit(claim, 0, 0, kFlagData | kFlagEndOfStream);
+  ASSERT_TRUE(pump_until([&] { pair.step(sink); }, [&] {
+    return pair.send->state() == LinkState::finished && pair.recv->state() == LinkState::finished;
+  }));
+  EXPECT_EQ(sink.frames, 1u);
+  EXPECT_EQ(sink.tuples, 0u);
+  EXPECT_EQ(sink.end_of_stream, 1u);
+  EXPECT_EQ(pair.send->try_claim(claim), SendStatus::closed);
+  // Finished ends stay finished (no spurious "connection lost" once the peers let go).
+  for (int i = 0; i < 100; ++i) pair.step(sink);
+  EXPECT_EQ(pair.send->state(), LinkState::finished);
+  EXPECT_EQ(pair.recv->state(), LinkState::finished);
+  EXPECT_TRUE(pair.listener->rejected().empty());
+}
+
+TEST(TcpLink, ConnectToClosedPortFailsNamingTheAddressAfterTheTimeout) {
+  EventLoop loop;
+  // A port that was free a moment ago and has no listener now.
+  std::uint16_t port = 0;
+  {
+    boost::asio::ip::tcp::acceptor probe(
+        loop.context(), {boost::asio::ip::make_address("127.0.0.1"), 0});
+    port = probe.local_endpoint().port();
+  }
+  const auto options = options_for(1, 8, 64, 4, 1);
+  const auto started = Clock::now();
+  auto made = make_tcp_send_link(loop, {"127.0.0.1", port}, options,
+                                 std::chrono::milliseconds(300));
+  ASSERT_TRUE(made);
+  auto link = std::move(made).value();
+  Claim claim;
+  EXPECT_EQ(link->try_claim(claim), SendStatus::not_connected);
+  ASSERT_TRUE(pump_until(
+      [&] {
+        loop.do_work(Clock::now());
+        link->do_work();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      },
+      [&] { return link->state() == LinkState::failed; }));
+  // Refusals are retried until the timeout: failing sooner would be a bug.
+  EXPECT_GE(Clock::now() - started, std::chrono::milliseconds(300));
+  ASSERT_NE(link->error(), nullptr);
+  const std::string message = link->error()->message;
+  EXPECT_NE(message.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << message;
+  EXPECT_NE(message.find("cannot connect"), std::string::npos) << message;
+  EXPECT_EQ(link->error()->category, ErrorCategory::io);
+  EXPECT_EQ(link->try_claim(claim), SendStatus::closed);
+  link.reset();
+}
+
+struct HelloCase {
+  const char* name;
+  void (*spoil)(LinkOptions&);
+  const char* expected;  // substring of the listener's rejection
+};
+
+class TcpHello : public ::testing::TestWithParam<HelloCase> {};
+
+TEST_P(TcpHello, MismatchIsRejectedNamingTheProblemAndTheListenerKeepsServing) {
+  const auto good = options_for(1, 16, 16 * 8, 8, 2);
+  auto bad = good;
+  GetParam().spoil(bad);
+
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, kAnyLoopback)).value();
+  RecvLink& recv = listener->expect(good);
+  const TcpEndpoint to{"127.0.0.1", listener->port()};
+  auto bad_send = std::move(make_tcp_send_link(loop, to, bad)).value();
+  CheckingSink sink(16);
+  auto step = [&] {
+    loop.do_work(Clock::now());
+    listener->do_work();
+    bad_send->do_work();
+    recv.poll(sink);
+  };
+  ASSERT_TRUE(pump_until(step, [&] { return bad_send->state() == LinkState::failed; }));
+  ASSERT_EQ(listener->rejected().size(), 1u);
+  const std::string why = listener->rejected()[0].message;
+  EXPECT_NE(why.find(GetParam().expected), std::string::npos) << why;
+  EXPECT_NE(why.find("connection from 127.0.0.1:"), std::string::npos) << why;
+  EXPECT_EQ(listener->rejected()[0].category, ErrorCategory::protocol);
+  ASSERT_NE(bad_send->error(), nullptr);
+  EXPECT_NE(bad_send->error()->message.find("handshake"), std::string::npos)
+      << bad_send->error()->message;
+  EXPECT_EQ(recv.state(), LinkState::connecting);
+
+  // The stream is still free: a correct sender attaches and delivers.
+  auto good_send = std::move(make_tcp_send_link(loop, to, good)).value();
+  CountingSource source(*good_send, 100, 16, 8, 1);
+  ASSERT_TRUE(pump_until(
+      [&] {
+        source.offer();
+        step();
+        good_send->do_work();
+      },
+      [&] { return good_send->state() == LinkState::finished; }));
+  EXPECT_EQ(sink.frames, 100u);
+  EXPECT_EQ(sink.crc, source.crc);
+  EXPECT_EQ(listener->rejected().size(), 1u);
+  good_send.reset();
+  bad_send.reset();
+  listener.reset();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Mismatches, TcpHello,
+    ::testing::Values(
+        HelloCase{"SchemaHash", [](LinkOptions& o) { o.schema_hash ^= 0xFF; },
+                  "schema hash mismatch for stream 1 's1': sender has 0x5EED0000000000FE, "
+                  "receiver expects 0x5EED000000000001"},
+        HelloCase{"TupleSize", [](LinkOptions& o) { o.tuple_bytes = 24; },
+                  "tuple size mismatch for stream 1 's1': sender has 24 bytes, receiver "
+                  "expects 16"},
+        HelloCase{"ClusterToken", [](LinkOptions& o) { o.cluster_token = 1; },
+                  "cluster token mismatch for stream 1 's1'"},
+        HelloCase{"UnknownStream", [](LinkOptions& o) { o.stream_id = 7; },
+                  "unknown stream id 7 (this node expects streams 1)"},
+        HelloCase{"BatchTooLarge", [](LinkOptions& o) { o.max_payload_bytes *= 2; },
+                  "batch of 256 bytes for stream 1 's1' exceeds the 128"}),
+    [](const ::testing::TestParamInfo<HelloCase>& param_info) {
+      return std::string(param_info.param.name);
+    });
+
+}  // namespace
+}  // namespace boreal::transport
