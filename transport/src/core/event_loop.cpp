@@ -38,9 +38,12 @@ bool EventLoop::try_arm() {
 
 bool EventLoop::wait(std::chrono::nanoseconds timeout) {
   timer_fired_ = false;
+  // A new generation on every wait, timed or not: the handler of an earlier timer that had
+  // already expired when its wait ended by an event cannot be cancelled any more, and must not
+  // end this wait as a timeout.
+  const auto generation = ++timer_generation_;
   const bool timed = timeout != std::chrono::nanoseconds::max();
   if (timed) {
-    const auto generation = ++timer_generation_;
     timer_.expires_after(timeout);
     timer_.async_wait([this, generation](const boost::system::error_code& ec) {
       if (!ec && generation == timer_generation_) timer_fired_ = true;

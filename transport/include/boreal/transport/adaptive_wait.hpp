@@ -32,12 +32,15 @@ class BasicAdaptiveWait {
 
   void idle(int work, Waitable& source, const LoadHints& hints) {
     ++stats_.polls;
-    const auto now = Clock::now();
     if (work > 0) {
-      if (episode_start_) close_state(now);
-      episode_start_.reset();
+      // The hot path reads the clock only when an idle episode ends.
+      if (episode_start_) {
+        close_state(Clock::now());
+        episode_start_.reset();
+      }
       return;
     }
+    const auto now = Clock::now();
     ++stats_.empty_polls;
     if (!episode_start_) {
       episode_start_ = now;

@@ -2,6 +2,7 @@
 // loop (epoll_wait / fi_trywait + fd) until an event or the agent's next deadline.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 
 #include <boreal/transport/wait_clock.hpp>

@@ -45,6 +45,9 @@ class EventLoop final : public Waitable {
   int poll_now();
 
   // Called by any completion handler that should end a block (data ready, connect done...).
+  // Loop thread only; another thread wakes the loop by posting a handler that calls it.
+  // try_arm() first retires completions left from earlier waits and forgets their notify():
+  // each source's arm function must itself report the work those completions announced.
   void notify() noexcept { fired_ = true; }
 
   [[nodiscard]] bool try_arm() override;

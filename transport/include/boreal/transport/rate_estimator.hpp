@@ -21,7 +21,12 @@ class RateEstimator {
     pending_ += events;
     const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
         now.time_since_epoch());
-    if (start_ == std::chrono::nanoseconds::zero()) start_ = now_ns;
+    // A flag, not a zero start, marks the first call: a clock may really read zero then
+    // (a fake clock, a fresh CLOCK_MONOTONIC in a new time namespace).
+    if (!started_) {
+      start_ = now_ns;
+      started_ = true;
+    }
     const auto elapsed = now_ns - start_;
     if (elapsed < window_) return;
     const double rate = static_cast<double>(pending_) / std::chrono::duration<double>(elapsed).count();
@@ -41,6 +46,7 @@ class RateEstimator {
   std::uint64_t pending_ = 0;
   double rate_ = 0.0;
   double peak_ = 0.0;
+  bool started_ = false;
   bool primed_ = false;
 };
 

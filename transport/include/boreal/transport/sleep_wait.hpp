@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include <boreal/transport/wait_clock.hpp>
 #include <boreal/transport/wait_mode.hpp>
@@ -24,10 +25,13 @@ std::chrono::nanoseconds sleep_interval(const WaitConfig& config, const LoadHint
                                         TimePoint now) noexcept {
   std::chrono::nanoseconds t = config.latency_budget;
   if (hints.arrival_rate_hz > 0.0) {
-    const double seconds = config.sleep_fraction * std::max(hints.free_capacity, 0.0) /
-                           hints.arrival_rate_hz;
-    const double ns = std::min(seconds * 1e9, static_cast<double>(t.count()));
-    t = std::chrono::nanoseconds(static_cast<std::int64_t>(ns));
+    // Written so that NaN inputs (an estimator fed garbage) keep the budget instead of reaching
+    // the integer conversion, which would be undefined behaviour.
+    const double capacity = hints.free_capacity > 0.0 ? hints.free_capacity : 0.0;
+    const double ns = config.sleep_fraction * capacity * 1e9 / hints.arrival_rate_hz;
+    if (ns < static_cast<double>(t.count())) {
+      t = std::chrono::nanoseconds(static_cast<std::int64_t>(ns));
+    }
   }
   if (hints.deadline != TimePoint::max()) {
     t = std::min<std::chrono::nanoseconds>(t, hints.deadline - now);
