@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace boreal::ops {
 
@@ -46,17 +47,65 @@ Result<Field> bind_field(const Schema& schema, std::size_t index, FieldType type
 
 }  // namespace detail
 
-Result<Batch> Batch::wrap(std::span<std::byte> payload, const Schema& schema,
-                          std::uint64_t rows) {
+namespace {
+
+std::string row_bytes_text(std::uint64_t tuple_bytes) {
+  return std::to_string(tuple_bytes) + "-byte rows";
+}
+
+// Rows in a payload said to hold `rows` tuples: fails unless it holds exactly that many.
+Result<std::size_t> counted_rows(std::size_t payload_bytes, const Schema& schema,
+                                 std::uint64_t rows) {
   const std::uint64_t tuple_bytes = schema.tuple_bytes();
   // rows * tuple_bytes must not wrap: check by division first.
   if (rows > std::numeric_limits<std::uint64_t>::max() / tuple_bytes ||
-      rows * tuple_bytes != payload.size()) {
-    return fail("payload of " + std::to_string(payload.size()) + " bytes does not hold " +
-                std::to_string(rows) + " rows of " + std::to_string(tuple_bytes) + " bytes");
+      rows * tuple_bytes != payload_bytes) {
+    return fail("payload of " + std::to_string(payload_bytes) + " bytes does not hold " +
+                std::to_string(rows) + " " + row_bytes_text(tuple_bytes));
   }
+  return static_cast<std::size_t>(rows);
+}
+
+// Rows in a payload of whole tuples: fails on a partial tuple at the end.
+Result<std::size_t> whole_rows(std::size_t payload_bytes, const Schema& schema) {
+  const std::size_t tuple_bytes = schema.tuple_bytes();
+  if (payload_bytes % tuple_bytes != 0) {
+    return fail("payload of " + std::to_string(payload_bytes) +
+                " bytes is not a whole number of " + row_bytes_text(tuple_bytes) + " (" +
+                std::to_string(payload_bytes % tuple_bytes) + " bytes left over)");
+  }
+  return payload_bytes / tuple_bytes;
+}
+
+}  // namespace
+
+Result<BatchView> BatchView::wrap(std::span<const std::byte> payload, const Schema& schema,
+                                  std::uint64_t rows) {
+  Result<std::size_t> count = counted_rows(payload.size(), schema, rows);
+  if (!count) return boost::outcome_v2::failure(std::move(count).error());
+  return BatchView(payload.data(), schema.tuple_bytes(), count.value());
+}
+
+Result<BatchView> BatchView::wrap(std::span<const std::byte> payload, const Schema& schema) {
+  Result<std::size_t> count = whole_rows(payload.size(), schema);
+  if (!count) return boost::outcome_v2::failure(std::move(count).error());
+  return BatchView(payload.data(), schema.tuple_bytes(), count.value());
+}
+
+Result<Batch> Batch::wrap(std::span<std::byte> payload, const Schema& schema,
+                          std::uint64_t rows) {
+  Result<std::size_t> count = counted_rows(payload.size(), schema, rows);
+  if (!count) return boost::outcome_v2::failure(std::move(count).error());
   Batch batch(payload, schema);
-  batch.size_ = static_cast<std::size_t>(rows);
+  batch.size_ = count.value();  // == capacity_: the payload holds exactly these rows
+  return batch;
+}
+
+Result<Batch> Batch::wrap(std::span<std::byte> payload, const Schema& schema) {
+  Result<std::size_t> count = whole_rows(payload.size(), schema);
+  if (!count) return boost::outcome_v2::failure(std::move(count).error());
+  Batch batch(payload, schema);
+  batch.size_ = count.value();
   return batch;
 }
 

@@ -1,5 +1,5 @@
-// Row, FieldRef and Batch: tuples laid out back to back in one buffer, and typed access to
-// their fields by byte offset.
+// Row, FieldRef, BatchView and Batch: tuples laid out back to back in one buffer, and typed
+// access to their fields by byte offset.
 //
 // A Batch's used bytes are exactly a data frame's payload (DESIGN.md "Data model"): a batch
 // crosses a node boundary as a header plus these bytes, with no per-tuple serialisation.
@@ -10,6 +10,8 @@
 //   OwnedBatch batch(schema, 1024);
 //   while (!batch.full()) { MutRow row = batch.append(); seq.set(row, n++); pad.set(row, "x"); }
 //   for (Row row : batch) total += seq.get(row);                           // per tuple
+//   send(batch.bytes());                                   // the frame payload, as it is
+//   BatchView in = BatchView::wrap(frame.payload, schema, frame.header.tuple_count).value();
 //
 // Rows, FieldRefs and Batches are plain values with no locks: one thread at a time may
 // write a batch; any number may read one nobody writes.
@@ -169,7 +171,8 @@ struct FieldRef<std::string_view> {
   void set(MutRow row, std::string_view value) const noexcept {
     std::byte* at = row.data() + offset;
     const std::size_t size = std::min<std::size_t>(value.size(), width);
-    if (size > 0) std::memcpy(at, value.data(), size);
+    // memmove: the value may be (part of) this very field, e.g. get(row).substr(1).
+    if (size > 0) std::memmove(at, value.data(), size);
     std::memset(at + size, 0, width - size);
   }
 
@@ -180,37 +183,113 @@ struct FieldRef<std::string_view> {
   }
 };
 
-// Rows of one schema back to back in a buffer the Batch does not own: a frame payload, a
-// pooled buffer, an OwnedBatch's allocation. Copying a Batch copies the view, not the rows.
-// capacity_rows() = buffer size / tuple_bytes (leftover bytes are unused). The buffer needs
-// no particular alignment.
-class Batch {
+// Rows of one schema back to back in memory the view does not own and never writes: a
+// received frame's payload (transport's FrameView::payload is a span of const bytes), or any
+// Batch (a Batch is a BatchView). bytes() is exactly the data frame payload that carries these
+// rows. Copying a view copies the pointer, not the rows; a view of a Batch does not see rows
+// appended to it later. The memory needs no particular alignment: fields are read with memcpy.
+class BatchView {
  public:
   class Iterator;
 
-  Batch() = default;  // no buffer: capacity 0
-  // An empty batch for writing into `buffer`.
-  Batch(std::span<std::byte> buffer, const Schema& schema) noexcept
-      : buffer_(buffer),
-        tuple_bytes_(schema.tuple_bytes()),
-        capacity_(buffer.size() / schema.tuple_bytes()) {}  // a Schema's tuple_bytes() >= 8
+  BatchView() = default;  // no rows
 
-  // A batch holding the `rows` tuples in `payload`, e.g. a received frame's payload. Fails
-  // unless payload.size() is exactly rows * schema.tuple_bytes().
-  static Result<Batch> wrap(std::span<std::byte> payload, const Schema& schema,
-                            std::uint64_t rows);
+  // A view of the `rows` tuples in `payload`, e.g. a frame payload with the header's tuple
+  // count. Fails unless payload.size() is exactly rows * schema.tuple_bytes(). No copy.
+  static Result<BatchView> wrap(std::span<const std::byte> payload, const Schema& schema,
+                                std::uint64_t rows);
+  // The same, with rows = payload.size() / schema.tuple_bytes(); fails unless the payload is
+  // a whole number of tuples (zero tuples is fine).
+  static Result<BatchView> wrap(std::span<const std::byte> payload, const Schema& schema);
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] std::size_t capacity_rows() const noexcept { return capacity_; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-  [[nodiscard]] bool full() const noexcept { return size_ == capacity_; }
+  // Bytes per row: the schema's tuple_bytes(), or 0 for a default-constructed view.
   [[nodiscard]] std::uint32_t tuple_bytes() const noexcept { return tuple_bytes_; }
 
   // Precondition (asserted in debug builds): index < size().
   [[nodiscard]] Row row(std::size_t index) const noexcept {
     assert(index < size_);
-    return Row(buffer_.data() + index * tuple_bytes_);
+    return Row(data_ + index * tuple_bytes_);
   }
+
+  // The used part: size() * tuple_bytes() bytes, i.e. the frame payload.
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept {
+    return {data_, size_ * tuple_bytes_};
+  }
+
+  // Rows in order, first to last: `for (Row row : batch)`.
+  [[nodiscard]] Iterator begin() const noexcept;
+  [[nodiscard]] Iterator end() const noexcept;
+
+ protected:
+  BatchView(const std::byte* data, std::uint32_t tuple_bytes, std::size_t size) noexcept
+      : data_(data), tuple_bytes_(tuple_bytes), size_(size) {}
+
+  const std::byte* data_ = nullptr;
+  std::uint32_t tuple_bytes_ = 0;
+  std::size_t size_ = 0;
+};
+
+class BatchView::Iterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = Row;
+  using difference_type = std::ptrdiff_t;
+
+  Iterator() = default;
+  Iterator(const std::byte* at, std::uint32_t stride) noexcept : at_(at), stride_(stride) {}
+
+  Row operator*() const noexcept { return Row(at_); }
+  Iterator& operator++() noexcept {
+    at_ += stride_;
+    return *this;
+  }
+  Iterator operator++(int) noexcept {
+    Iterator before = *this;
+    at_ += stride_;
+    return before;
+  }
+  friend bool operator==(Iterator a, Iterator b) noexcept { return a.at_ == b.at_; }
+
+ private:
+  const std::byte* at_ = nullptr;
+  std::uint32_t stride_ = 0;
+};
+
+inline BatchView::Iterator BatchView::begin() const noexcept {
+  return Iterator(data_, tuple_bytes_);
+}
+inline BatchView::Iterator BatchView::end() const noexcept {
+  return Iterator(data_ + size_ * tuple_bytes_, tuple_bytes_);
+}
+
+// A BatchView that can also write: rows of one schema back to back in a writable buffer the
+// Batch does not own — a pooled frame buffer, an OwnedBatch's allocation — filled by append()
+// without allocating. capacity_rows() = buffer size / tuple_bytes (leftover bytes are unused).
+// Copying a Batch copies the view, not the rows: two copies that both append would overwrite
+// each other's rows, so let one copy write.
+class Batch : public BatchView {
+ public:
+  Batch() = default;  // no buffer: capacity 0
+  // An empty batch for writing into `buffer`, e.g. a buffer from transport's BufferPool.
+  Batch(std::span<std::byte> buffer, const Schema& schema) noexcept
+      : BatchView(buffer.data(), schema.tuple_bytes(), 0),
+        buffer_(buffer),
+        capacity_(buffer.size() / schema.tuple_bytes()) {}  // a Schema's tuple_bytes() >= 8
+
+  // A full batch holding the `rows` tuples already in `payload`, to modify in place. Fails
+  // unless payload.size() is exactly rows * schema.tuple_bytes(). No copy.
+  static Result<Batch> wrap(std::span<std::byte> payload, const Schema& schema,
+                            std::uint64_t rows);
+  // The same, with rows = payload.size() / schema.tuple_bytes(); fails unless the payload is
+  // a whole number of tuples.
+  static Result<Batch> wrap(std::span<std::byte> payload, const Schema& schema);
+
+  [[nodiscard]] std::size_t capacity_rows() const noexcept { return capacity_; }
+  [[nodiscard]] bool full() const noexcept { return size_ == capacity_; }
+
+  // Precondition (asserted in debug builds): index < size().
   [[nodiscard]] MutRow mut_row(std::size_t index) noexcept {
     assert(index < size_);
     return MutRow(buffer_.data() + index * tuple_bytes_);
@@ -238,58 +317,15 @@ class Batch {
   // Forgets the rows; the buffer and capacity stay.
   void clear() noexcept { size_ = 0; }
 
-  // The used part: size() * tuple_bytes() bytes, i.e. the frame payload.
-  [[nodiscard]] std::span<const std::byte> bytes() const noexcept {
-    return buffer_.first(size_ * tuple_bytes_);
-  }
-  // The whole buffer the batch writes into.
+  // The whole buffer the batch writes into (bytes() is its used front).
   [[nodiscard]] std::span<std::byte> buffer() const noexcept { return buffer_; }
-
-  [[nodiscard]] Iterator begin() const noexcept;
-  [[nodiscard]] Iterator end() const noexcept;
 
  private:
   [[noreturn]] void overflow() const noexcept;
 
-  std::span<std::byte> buffer_;
-  std::uint32_t tuple_bytes_ = 1;
+  std::span<std::byte> buffer_;  // same start as BatchView::data_, but writable
   std::size_t capacity_ = 0;
-  std::size_t size_ = 0;
 };
-
-// Walks a batch's rows in order: `for (Row row : batch)`.
-class Batch::Iterator {
- public:
-  using iterator_category = std::forward_iterator_tag;
-  using value_type = Row;
-  using difference_type = std::ptrdiff_t;
-
-  Iterator() = default;
-  Iterator(const std::byte* at, std::uint32_t stride) noexcept : at_(at), stride_(stride) {}
-
-  Row operator*() const noexcept { return Row(at_); }
-  Iterator& operator++() noexcept {
-    at_ += stride_;
-    return *this;
-  }
-  Iterator operator++(int) noexcept {
-    Iterator before = *this;
-    at_ += stride_;
-    return before;
-  }
-  friend bool operator==(Iterator a, Iterator b) noexcept { return a.at_ == b.at_; }
-
- private:
-  const std::byte* at_ = nullptr;
-  std::uint32_t stride_ = 0;
-};
-
-inline Batch::Iterator Batch::begin() const noexcept {
-  return Iterator(buffer_.data(), tuple_bytes_);
-}
-inline Batch::Iterator Batch::end() const noexcept {
-  return Iterator(buffer_.data() + size_ * tuple_bytes_, tuple_bytes_);
-}
 
 // A Batch that owns its buffer: allocated (zeroed) once in the constructor, never again.
 // Move-only; moving keeps the rows where they are, and a moved-from OwnedBatch is empty with

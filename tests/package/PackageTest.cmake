@@ -1,0 +1,63 @@
+# The install/package test, included by tests/CMakeLists.txt. It checks that `cmake --install`
+# produces a package an outside project can use: tests/package is such a project
+# (find_package(boreal), links boreal::operators only). Four ctest tests, chained by fixtures
+# so that `ctest -R package.run` runs the whole chain in order:
+#
+#   package.clean    empties the scratch prefix and the consumer's build dir, so that files
+#                    left by an earlier run cannot hide a file the install no longer provides
+#   package.install  cmake --install <this build> --prefix <scratch prefix>
+#   package.build    configures and builds the consumer against that prefix only
+#   package.run      runs it and compares its checksum line with the known value
+#
+# package.install installs what the default target built, so build everything first
+# (`ninja -C <build>`, then `ctest -R package`).
+set(_package_dir ${CMAKE_CURRENT_BINARY_DIR}/package)
+set(_package_prefix ${_package_dir}/prefix)
+set(_package_build ${_package_dir}/consumer)
+
+add_test(NAME package.clean
+         COMMAND ${CMAKE_COMMAND} -E rm -rf ${_package_prefix} ${_package_build})
+set_tests_properties(package.clean PROPERTIES FIXTURES_SETUP boreal_package_clean)
+
+add_test(NAME package.install
+         COMMAND ${CMAKE_COMMAND} --install ${PROJECT_BINARY_DIR} --config $<CONFIG>
+                 --prefix ${_package_prefix})
+set_tests_properties(package.install PROPERTIES FIXTURES_REQUIRED boreal_package_clean
+                                                FIXTURES_SETUP boreal_package_installed)
+
+# The consumer is built with the same compiler and build type. A sanitized boreal needs the
+# sanitizer runtime at link time, which a static library cannot carry, so the consumer is
+# built with the same -fsanitize flags.
+set(_consumer_options
+    -DCMAKE_PREFIX_PATH=${_package_prefix}
+    -DBOREAL_EXPECTED_DIR=${_package_prefix}/${CMAKE_INSTALL_LIBDIR}/cmake/boreal
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+    -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+    -DCMAKE_BUILD_TYPE=$<CONFIG>)
+if(BOREAL_SANITIZE)
+  string(REPLACE ";" "," _package_san "${BOREAL_SANITIZE}")
+  list(APPEND _consumer_options -DCMAKE_CXX_FLAGS=-fsanitize=${_package_san}
+                                -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=${_package_san})
+endif()
+add_test(NAME package.build
+         COMMAND ${CMAKE_CTEST_COMMAND} --build-and-test ${CMAKE_CURRENT_LIST_DIR} ${_package_build}
+                 --build-generator ${CMAKE_GENERATOR}
+                 --build-makeprogram ${CMAKE_MAKE_PROGRAM}
+                 --build-options ${_consumer_options})
+set_tests_properties(package.build PROPERTIES FIXTURES_REQUIRED boreal_package_installed
+                                              FIXTURES_SETUP boreal_package_built)
+
+# PASS_REGULAR_EXPRESSION ignores the exit code; the consumer prints this line only after every
+# one of its checks passed. The values are computed independently of boreal's code: the schema
+# hash is FNV-1a 64 of the canonical text, the payload hash that of the 100 rows laid out as
+# schema.hpp specifies (40-byte rows, little-endian values, NUL-padded strings).
+# (Started through `cmake -E env` because ctest would otherwise look for the executable, and
+# warn about it, whenever it lists tests before package.build has run.)
+add_test(NAME package.run COMMAND ${CMAKE_COMMAND} -E env ${_package_build}/consumer)
+set_tests_properties(package.run PROPERTIES
+  FIXTURES_REQUIRED boreal_package_built
+  PASS_REGULAR_EXPRESSION
+    "consumer: rows=100 tuple_bytes=40 schema_hash=e958737c35b612e9 seq=4950 ts=4950 price=1237\\.50 ok=34 sym_bytes=290 payload_fnv=3fb6a7ab41c8b90a\n")
+
+set_tests_properties(package.clean package.install package.build package.run
+                     PROPERTIES LABELS package TIMEOUT 60)
