@@ -122,7 +122,9 @@ struct BoxSpec {
   std::vector<std::string> inputs;   // stream names, as listed
   std::vector<std::string> outputs;  // stream names, as listed
   std::string schema;                // as written; empty when absent
-  YAML::Node params;                 // as written (a null node when absent)
+  YAML::Node params;                 // as written (a null node when absent). A YAML::Node refers
+                                     // into the parsed tree: copies share it, and `=` onto a bound
+                                     // node overwrites that tree node (rebind with reset() instead)
   std::optional<SourceParams> source;  // set for type "source"
   std::optional<SinkParams> sink;      // set for type "sink"
   SourcePos pos;                       // where the box's `type` is written

@@ -1,0 +1,689 @@
+// parse_network(): reads the file's sections in order, then checks what spans them (node and
+// schema references, the streams and their producers, link overrides). Every check reports
+// into one Problems and carries on, so a single run lists everything that is wrong; a value
+// that failed its own check is not reported again by the cross-checks (an unknown node is
+// only reported when no node of that name was declared, valid or not).
+#include "runtime/network_spec.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include "runtime/spec_values.hpp"
+#include "runtime/spec_yaml.hpp"
+
+namespace boreal::runtime {
+namespace {
+
+using Keys = std::span<const std::string_view>;
+
+constexpr std::array<std::string_view, 7> kTopKeys = {
+    "name", "cluster_token", "schemas", "nodes", "transport", "boxes", "links"};
+constexpr std::array<std::string_view, 2> kNodeKeys = {"name", "address"};
+constexpr std::array<std::string_view, 7> kTransportKeys = {
+    "medium", "wait", "latency_budget_us", "spin_us", "batch_bytes", "flush_us", "window"};
+constexpr std::array<std::string_view, 8> kLinkKeys = {"stream",  "medium",      "wait",
+                                                       "latency_budget_us", "spin_us",
+                                                       "batch_bytes", "flush_us", "window"};
+constexpr std::array<std::string_view, 7> kBoxKeys = {"name", "type", "node",  "in",
+                                                      "out",  "schema", "params"};
+constexpr std::array<std::string_view, 5> kSourceParamKeys = {"rate", "tuples", "duration_s",
+                                                              "seed", "keys"};
+constexpr std::array<std::string_view, 2> kSinkParamKeys = {"kind", "slow_us_per_frame"};
+// Operators whose output has their input's schema unless the box names one.
+constexpr std::array<std::string_view, 4> kSchemaPassingTypes = {"filter", "union", "bsort",
+                                                                 "split"};
+
+std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+template <class Names>
+std::string listed(const Names& names) {
+  std::string out;
+  for (const auto& name : names) out.append(out.empty() ? "" : ", ").append(name);
+  return out;
+}
+
+template <std::size_t N>
+bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string line_of(const YamlValue& value) { return "line " + std::to_string(value.pos().line); }
+
+// A transport block or link entry, with where batch_bytes was set (for the tuple-fit check).
+struct TransportEntry {
+  TransportPatch patch;
+  std::optional<YamlValue> batch_at;
+};
+
+// What parse_network() keeps of a box besides its BoxSpec: where each part is written.
+struct BoxPlaces {
+  YamlValue whole;
+  std::optional<YamlValue> name, node, schema;
+  std::vector<YamlValue> inputs, outputs;
+};
+
+// A stream name in some box's `in` or `out`.
+struct Mention {
+  YamlValue at;
+  std::size_t box = 0;
+  bool output = false;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string_view file_name) : problems_(file_name) {
+    spec_.file_name = std::string(file_name);
+  }
+
+  SpecResult<NetworkSpec> run(std::string_view text);
+
+ private:
+  void read_schemas(const YamlValue& value);
+  void read_nodes(const YamlValue& value);
+  TransportEntry read_transport(const YamlMapping& mapping);
+  void read_boxes(const YamlValue& value);
+  void read_box(const YamlValue& value);
+  void read_source_params(const YamlValue* params, BoxSpec& box);
+  void read_sink_params(const YamlValue* params, BoxSpec& box);
+  void check_box_references();
+  void build_streams();
+  std::string resolve_schema(std::size_t stream, int depth);
+  void check_sinks();
+  void read_links(const YamlValue& value);
+  void check_batch_fit();
+  const ops::Schema* schema_of(std::string_view name) const { return spec_.find_schema(name); }
+
+  Problems problems_;
+  NetworkSpec spec_;
+  std::set<std::string, std::less<>> declared_schemas_;  // valid or not
+  std::vector<std::pair<std::string, YamlValue>> declared_nodes_;  // valid or not, file order
+  std::optional<YamlValue> default_batch_at_;
+  std::vector<BoxPlaces> places_;           // places_[i] is spec_.boxes[i]
+  std::vector<Mention> first_mention_;      // first_mention_[i] is spec_.streams[i]'s
+  std::vector<Mention> mentions_;           // every mention, file order
+  std::vector<std::optional<YamlValue>> link_batch_at_;  // per stream
+  std::vector<std::optional<YamlValue>> link_at_;        // per stream: its links[i].stream
+};
+
+SpecResult<NetworkSpec> Parser::run(std::string_view text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& error) {
+    problems_.add(error.mark, "", "invalid YAML: " + error.msg);
+    return boost::outcome_v2::failure(problems_.sorted());
+  }
+  if (!root.IsDefined() || root.IsNull()) {
+    problems_.add(YAML::Mark(), "", "the file is empty (expected name, nodes and boxes)");
+    return boost::outcome_v2::failure(problems_.sorted());
+  }
+  const auto top = read_mapping(YamlValue{root, "", root.Mark()}, Keys(kTopKeys), problems_);
+  if (!top) return boost::outcome_v2::failure(problems_.sorted());
+
+  if (const YamlValue* name = top->require("name", problems_)) {
+    spec_.name = read_string(*name, problems_).value_or("");
+  }
+  if (const YamlValue* token = top->find("cluster_token")) {
+    spec_.cluster_token = read_uint64(*token, problems_).value_or(0);
+  }
+  if (const YamlValue* schemas = top->find("schemas")) read_schemas(*schemas);
+  if (const YamlValue* nodes = top->require("nodes", problems_)) read_nodes(*nodes);
+  if (const YamlValue* transport = top->find("transport")) {
+    if (auto mapping = read_mapping(*transport, Keys(kTransportKeys), problems_)) {
+      TransportEntry entry = read_transport(*mapping);
+      entry.patch.apply_to(spec_.transport);
+      default_batch_at_ = entry.batch_at;
+    }
+  }
+  if (const YamlValue* boxes = top->require("boxes", problems_)) read_boxes(*boxes);
+  check_box_references();
+  build_streams();
+  check_sinks();
+  if (const YamlValue* links = top->find("links")) read_links(*links);
+  check_batch_fit();
+
+  if (!problems_.empty()) return boost::outcome_v2::failure(problems_.sorted());
+  return std::move(spec_);
+}
+
+void Parser::read_schemas(const YamlValue& value) {
+  const auto schemas = read_mapping(value, Keys(), problems_);  // any name
+  if (!schemas) return;
+  for (auto it = value.node.begin(); it != value.node.end(); ++it) {
+    const std::string name = it->first.Scalar();
+    const YamlValue* fields_value = schemas->find(name);
+    if (name.empty() || fields_value == nullptr || !declared_schemas_.insert(name).second) continue;
+    const auto items = read_list(*fields_value, problems_);
+    if (!items) continue;
+    std::vector<std::pair<std::string, std::string>> fields;
+    bool ok = true;
+    for (const YamlValue& item : *items) {
+      const YAML::Node& node = item.node;
+      if (!node.IsMap() || node.size() != 1 || !node.begin()->first.IsScalar() ||
+          !node.begin()->second.IsScalar()) {
+        problems_.add(item, "expected one {field: type} pair, got " + describe_node(node));
+        ok = false;
+        continue;
+      }
+      fields.emplace_back(node.begin()->first.Scalar(), node.begin()->second.Scalar());
+    }
+    if (!ok) continue;
+    ops::Result<ops::Schema> schema = ops::Schema::make(std::move(fields));
+    if (!schema) {
+      // Schema::make locates its error as "fields[i]" or "fields".
+      const ops::Error& error = schema.error();
+      const YamlValue* at = fields_value;
+      if (error.where.starts_with("fields[")) {
+        const std::size_t index = std::stoul(error.where.substr(7));
+        if (index < items->size()) at = &(*items)[index];
+      }
+      problems_.add(*at, error.message);
+      continue;
+    }
+    spec_.schemas.emplace(name, std::move(schema).value());
+  }
+}
+
+void Parser::read_nodes(const YamlValue& value) {
+  const auto items = read_list(value, problems_);
+  if (!items) return;
+  if (items->empty()) problems_.add(value, "a network needs at least one node");
+  for (const YamlValue& item : *items) {
+    const auto mapping = read_mapping(item, Keys(kNodeKeys), problems_);
+    if (!mapping) continue;
+    const YamlValue* name_value = mapping->require("name", problems_);
+    const YamlValue* address_value = mapping->require("address", problems_);
+    const std::optional<std::string> name =
+        name_value ? read_string(*name_value, problems_) : std::nullopt;
+    const std::optional<std::string> address =
+        address_value ? read_string(*address_value, problems_) : std::nullopt;
+    if (name) {
+      const auto same = std::find_if(declared_nodes_.begin(), declared_nodes_.end(),
+                                     [&](const auto& node) { return node.first == *name; });
+      if (same != declared_nodes_.end()) {
+        problems_.add(*name_value, "duplicate node name " + in_quotes(*name) + " (first at " +
+                                       line_of(same->second) + ")");
+        continue;
+      }
+      declared_nodes_.emplace_back(*name, *name_value);
+    }
+    if (!name || !address) continue;
+    transport::Result<Uri> uri = parse_uri(*address);
+    if (!uri) {
+      problems_.add(*address_value, uri.error().message);
+      continue;
+    }
+    for (const NodeSpec& other : spec_.nodes) {
+      if (other.uri == uri.value()) {
+        problems_.add(*address_value, "address " + in_quotes(*address) +
+                                          " is already used by node " + in_quotes(other.name));
+      }
+    }
+    spec_.nodes.push_back(NodeSpec{*name, *address, std::move(uri).value()});
+  }
+}
+
+TransportEntry Parser::read_transport(const YamlMapping& mapping) {
+  TransportEntry entry;
+  TransportPatch& patch = entry.patch;
+  if (const YamlValue* v = mapping.find("medium")) {
+    if (auto name = read_string(*v, problems_)) {
+      if (auto medium = parse_medium(*name)) {
+        patch.medium = medium.value();
+      } else {
+        problems_.add(*v, medium.error().message);
+      }
+    }
+  }
+  if (const YamlValue* v = mapping.find("wait")) {
+    if (auto name = read_string(*v, problems_)) {
+      if (auto mode = transport::parse_wait_mode(*name)) {
+        patch.wait = mode.value();
+      } else {
+        problems_.add(*v, mode.error().message);
+      }
+    }
+  }
+  using us = std::chrono::microseconds;
+  if (const YamlValue* v = mapping.find("latency_budget_us")) {
+    if (auto n = read_int(*v, 1, kMaxMicros, problems_)) patch.latency_budget = us(*n);
+  }
+  if (const YamlValue* v = mapping.find("spin_us")) {
+    if (auto n = read_int(*v, 0, kMaxMicros, problems_)) patch.spin = us(*n);
+  }
+  if (const YamlValue* v = mapping.find("flush_us")) {
+    if (auto n = read_int(*v, 0, kMaxMicros, problems_)) patch.flush = us(*n);
+  }
+  if (const YamlValue* v = mapping.find("batch_bytes")) {
+    if (auto n = read_int(*v, 1, kMaxU32, problems_)) {
+      patch.batch_bytes = static_cast<std::uint32_t>(*n);
+      entry.batch_at = *v;
+    }
+  }
+  if (const YamlValue* v = mapping.find("window")) {
+    if (auto n = read_int(*v, 1, kMaxU32, problems_)) patch.window = static_cast<std::uint32_t>(*n);
+  }
+  return entry;
+}
+
+void Parser::read_boxes(const YamlValue& value) {
+  const auto items = read_list(value, problems_);
+  if (!items) return;
+  if (items->empty()) problems_.add(value, "a network needs at least one box");
+  for (const YamlValue& item : *items) read_box(item);
+}
+
+void Parser::read_box(const YamlValue& value) {
+  const auto mapping = read_mapping(value, Keys(kBoxKeys), problems_);
+  if (!mapping) return;
+  BoxSpec box;
+  BoxPlaces places{value, {}, {}, {}, {}, {}};
+  box.pos = value.pos();
+  if (const YamlValue* v = mapping->require("name", problems_)) {
+    if (auto name = read_string(*v, problems_)) {
+      box.name = *name;
+      places.name = *v;
+    }
+  }
+  const YamlValue* type_value = mapping->require("type", problems_);
+  if (type_value != nullptr) {
+    box.pos = type_value->pos();
+    if (auto type = read_string(*type_value, problems_)) {
+      if (contains(kBoxTypes, *type)) {
+        box.type = *type;
+      } else {
+        problems_.add(*type_value, "unknown box type " + in_quotes(*type) +
+                                       " (valid: " + listed(kBoxTypes) + ")");
+      }
+    }
+  }
+  if (const YamlValue* v = mapping->require("node", problems_)) {
+    if (auto node = read_string(*v, problems_)) {
+      box.node = *node;
+      places.node = *v;
+    }
+  }
+  // A list that failed to read is not counted again by the source and sink checks below.
+  const YamlValue* in_value = mapping->find("in");
+  const YamlValue* out_value = mapping->find("out");
+  bool inputs_read = in_value != nullptr;
+  bool outputs_read = out_value != nullptr;
+  if (in_value != nullptr) {
+    auto names = read_names(*in_value, problems_);
+    inputs_read = names.has_value();
+    if (names) places.inputs = std::move(*names);
+  }
+  if (out_value != nullptr) {
+    auto names = read_names(*out_value, problems_);
+    outputs_read = names.has_value();
+    if (names) places.outputs = std::move(*names);
+  }
+  for (const YamlValue& name : places.inputs) box.inputs.push_back(name.node.Scalar());
+  for (const YamlValue& name : places.outputs) box.outputs.push_back(name.node.Scalar());
+  const YamlValue* schema_value = mapping->find("schema");
+  if (schema_value != nullptr) {
+    if (auto schema = read_string(*schema_value, problems_)) {
+      box.schema = *schema;
+      places.schema = *schema_value;
+    }
+  }
+  const YamlValue* params = mapping->find("params");
+  if (params != nullptr) box.params = params->node;
+
+  if (box.type == "source") {
+    if (schema_value == nullptr) {
+      problems_.add(value, "missing required key 'schema' (a source names its output's schema)");
+    }
+    if (out_value == nullptr) {
+      problems_.add(value, "missing required key 'out' (a source has one output stream)");
+    } else if (outputs_read && box.outputs.size() != 1) {
+      problems_.add(*out_value, "a source has exactly one output stream, got " +
+                                    std::to_string(box.outputs.size()));
+    }
+    if (in_value != nullptr && !box.inputs.empty()) {
+      problems_.add(*in_value, "a source has no input stream");
+    }
+    read_source_params(params, box);
+  } else if (box.type == "sink") {
+    if (in_value == nullptr) {
+      problems_.add(value, "missing required key 'in' (a sink has one input stream)");
+    } else if (inputs_read && box.inputs.size() != 1) {
+      problems_.add(*in_value, "a sink has exactly one input stream, got " +
+                                   std::to_string(box.inputs.size()));
+    }
+    if (out_value != nullptr && !box.outputs.empty()) {
+      problems_.add(*out_value, "a sink has no output stream");
+    }
+    read_sink_params(params, box);
+  }
+  spec_.boxes.push_back(std::move(box));
+  places_.push_back(std::move(places));
+}
+
+void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
+  SourceParams& source = box.source.emplace();
+  if (params == nullptr || params->node.IsNull()) return;
+  const auto mapping = read_mapping(*params, Keys(kSourceParamKeys), problems_);
+  if (!mapping) return;
+  if (const YamlValue* v = mapping->find("rate")) {
+    if (!v->node.IsScalar()) {
+      problems_.add(*v, "expected a positive number of tuples/s or 'max', got " +
+                            describe_node(v->node));
+    } else if (auto rate = parse_rate(v->node.Scalar())) {
+      source.rate = rate.value();
+    } else {
+      problems_.add(*v, rate.error().message);
+    }
+  }
+  if (const YamlValue* v = mapping->find("tuples")) {
+    if (auto n = read_uint64(*v, problems_)) source.tuples = *n;
+  }
+  if (const YamlValue* v = mapping->find("duration_s")) {
+    if (auto seconds = read_non_negative(*v, problems_)) {
+      source.duration = std::chrono::duration<double>(*seconds);
+    }
+  }
+  if (const YamlValue* v = mapping->find("seed")) {
+    if (auto n = read_uint64(*v, problems_)) source.seed = *n;
+  }
+  if (const YamlValue* v = mapping->find("keys")) {
+    if (auto n = read_int(*v, 1, std::numeric_limits<std::int64_t>::max(), problems_)) {
+      source.keys = static_cast<std::uint64_t>(*n);
+    }
+  }
+}
+
+void Parser::read_sink_params(const YamlValue* params, BoxSpec& box) {
+  SinkParams& sink = box.sink.emplace();
+  if (params == nullptr || params->node.IsNull()) return;
+  const auto mapping = read_mapping(*params, Keys(kSinkParamKeys), problems_);
+  if (!mapping) return;
+  if (const YamlValue* v = mapping->find("kind")) {
+    if (auto name = read_string(*v, problems_)) {
+      if (auto kind = parse_sink_kind(*name)) {
+        sink.kind = kind.value();
+      } else {
+        problems_.add(*v, kind.error().message);
+      }
+    }
+  }
+  if (const YamlValue* v = mapping->find("slow_us_per_frame")) {
+    if (auto n = read_int(*v, 0, kMaxMicros, problems_)) {
+      sink.slow_per_frame = std::chrono::microseconds(*n);
+    }
+  }
+}
+
+void Parser::check_box_references() {
+  std::vector<std::string> node_names;
+  for (const auto& node : declared_nodes_) node_names.push_back(node.first);
+  for (std::size_t i = 0; i < spec_.boxes.size(); ++i) {
+    const BoxSpec& box = spec_.boxes[i];
+    const BoxPlaces& places = places_[i];
+    if (places.name) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (places_[j].name && spec_.boxes[j].name == box.name) {
+          problems_.add(*places.name, "duplicate box name " + in_quotes(box.name) + " (first at " +
+                                          line_of(*places_[j].name) + ")");
+          break;
+        }
+      }
+    }
+    const bool known_node =
+        std::find(node_names.begin(), node_names.end(), box.node) != node_names.end();
+    if (places.node && !known_node) {
+      const std::string known = node_names.empty() ? std::string(" (no nodes are declared)")
+                                                   : " (nodes: " + listed(node_names) + ")";
+      problems_.add(*places.node, "unknown node " + in_quotes(box.node) + known);
+    }
+    if (places.schema && !declared_schemas_.contains(box.schema)) {
+      const std::string known = declared_schemas_.empty()
+                                    ? std::string(" (no schemas are declared)")
+                                    : " (schemas: " + listed(declared_schemas_) + ")";
+      problems_.add(*places.schema, "unknown schema " + in_quotes(box.schema) + known);
+    }
+  }
+}
+
+void Parser::build_streams() {
+  for (std::size_t b = 0; b < places_.size(); ++b) {
+    for (const YamlValue& at : places_[b].inputs) mentions_.push_back({at, b, false});
+    for (const YamlValue& at : places_[b].outputs) mentions_.push_back({at, b, true});
+  }
+  std::stable_sort(mentions_.begin(), mentions_.end(), [](const Mention& a, const Mention& b) {
+    return std::pair(a.at.mark.line, a.at.mark.column) <
+           std::pair(b.at.mark.line, b.at.mark.column);
+  });
+  for (const Mention& mention : mentions_) {
+    const std::string& name = mention.at.node.Scalar();
+    if (spec_.find_stream(name) != nullptr) continue;
+    StreamSpec stream;
+    stream.name = name;
+    stream.id = static_cast<std::uint32_t>(spec_.streams.size() + 1);
+    stream.transport = spec_.transport;  // links override it in read_links()
+    spec_.streams.push_back(std::move(stream));
+    first_mention_.push_back(mention);
+  }
+  // Producers and consumers, each box once per stream (in box order = file order).
+  for (StreamSpec& stream : spec_.streams) {
+    std::optional<Mention> producer;
+    for (std::size_t b = 0; b < places_.size(); ++b) {
+      const BoxSpec& box = spec_.boxes[b];
+      const auto is_this = [&](const YamlValue& at) { return at.node.Scalar() == stream.name; };
+      const auto out = std::find_if(places_[b].outputs.begin(), places_[b].outputs.end(), is_this);
+      const auto in = std::find_if(places_[b].inputs.begin(), places_[b].inputs.end(), is_this);
+      if (out != places_[b].outputs.end()) {
+        if (std::find_if(out + 1, places_[b].outputs.end(), is_this) != places_[b].outputs.end()) {
+          problems_.add(*std::find_if(out + 1, places_[b].outputs.end(), is_this),
+                        "stream " + in_quotes(stream.name) + " is listed twice");
+        }
+        if (in != places_[b].inputs.end()) {
+          problems_.add(*out, "box " + in_quotes(box.name) + " both reads and writes stream " +
+                                  in_quotes(stream.name));
+        }
+        if (producer) {
+          problems_.add(*out, "stream " + in_quotes(stream.name) + " already has a producer, box " +
+                                  in_quotes(spec_.boxes[producer->box].name) + " (" +
+                                  line_of(producer->at) + ")");
+        } else {
+          producer = Mention{*out, b, true};
+          stream.producer = box.name;
+          stream.producer_node = box.node;
+        }
+      }
+      if (in != places_[b].inputs.end()) {
+        if (std::find_if(in + 1, places_[b].inputs.end(), is_this) != places_[b].inputs.end()) {
+          problems_.add(*std::find_if(in + 1, places_[b].inputs.end(), is_this),
+                        "stream " + in_quotes(stream.name) + " is listed twice");
+        }
+        stream.consumers.push_back(box.name);
+        stream.consumer_nodes.push_back(box.node);
+      }
+    }
+    if (!producer) {
+      const Mention& first = first_mention_[stream.id - 1];
+      problems_.add(first.at, "stream " + in_quotes(stream.name) +
+                                  " has no producer (no box lists it in 'out')");
+    }
+    stream.crosses_nodes =
+        std::any_of(stream.consumer_nodes.begin(), stream.consumer_nodes.end(),
+                    [&](const std::string& node) { return node != stream.producer_node; });
+  }
+  for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
+    spec_.streams[s].schema = resolve_schema(s, 0);
+  }
+}
+
+// The schema name a stream carries: its producer's `schema`, else for schema-passing
+// operators their first input's, else empty (the operator decides). `depth` bounds the walk
+// so that a cycle of passing boxes ends (with no schema).
+std::string Parser::resolve_schema(std::size_t stream, int depth) {
+  const StreamSpec& spec = spec_.streams[stream];
+  const BoxSpec* producer = spec.producer.empty() ? nullptr : spec_.find_box(spec.producer);
+  if (producer == nullptr || depth > static_cast<int>(spec_.streams.size())) return {};
+  if (!producer->schema.empty()) return producer->schema;
+  if (!contains(kSchemaPassingTypes, producer->type) || producer->inputs.empty()) return {};
+  const StreamSpec* input = spec_.find_stream(producer->inputs.front());
+  return input == nullptr ? std::string() : resolve_schema(input->id - 1, depth + 1);
+}
+
+void Parser::check_sinks() {
+  for (std::size_t b = 0; b < spec_.boxes.size(); ++b) {
+    const BoxSpec& box = spec_.boxes[b];
+    if (box.type != "sink" || box.schema.empty() || box.inputs.size() != 1) continue;
+    const StreamSpec* input = spec_.find_stream(box.inputs.front());
+    if (input == nullptr || input->schema.empty()) continue;
+    const ops::Schema* expected = schema_of(box.schema);
+    const ops::Schema* carried = schema_of(input->schema);
+    if (expected != nullptr && carried != nullptr && !(*expected == *carried)) {
+      problems_.add(*places_[b].schema,
+                    "schema " + in_quotes(box.schema) + " (" + expected->to_string() +
+                        ") differs from schema " + in_quotes(input->schema) + " (" +
+                        carried->to_string() + ") of input stream " + in_quotes(input->name));
+    }
+  }
+}
+
+void Parser::read_links(const YamlValue& value) {
+  link_batch_at_.assign(spec_.streams.size(), std::nullopt);
+  link_at_.assign(spec_.streams.size(), std::nullopt);
+  const auto items = read_list(value, problems_);
+  if (!items) return;
+  std::vector<std::string> stream_names;
+  for (const StreamSpec& stream : spec_.streams) stream_names.push_back(stream.name);
+  for (const YamlValue& item : *items) {
+    const auto mapping = read_mapping(item, Keys(kLinkKeys), problems_);
+    if (!mapping) continue;
+    const YamlValue* stream_value = mapping->require("stream", problems_);
+    const TransportEntry entry = read_transport(*mapping);
+    const std::optional<std::string> name =
+        stream_value ? read_string(*stream_value, problems_) : std::nullopt;
+    if (!name) continue;
+    const StreamSpec* found = spec_.find_stream(*name);
+    if (found == nullptr) {
+      const std::string known = stream_names.empty() ? std::string(" (no streams)")
+                                                     : " (streams: " + listed(stream_names) + ")";
+      problems_.add(*stream_value, "unknown stream " + in_quotes(*name) + known);
+      continue;
+    }
+    const std::size_t s = found->id - 1;
+    if (link_at_[s]) {
+      problems_.add(*stream_value, "stream " + in_quotes(*name) + " already has a link entry (" +
+                                       line_of(*link_at_[s]) + ")");
+      continue;
+    }
+    link_at_[s] = *stream_value;
+    link_batch_at_[s] = entry.batch_at;
+    entry.patch.apply_to(spec_.streams[s].transport);
+  }
+}
+
+void Parser::check_batch_fit() {
+  link_batch_at_.resize(spec_.streams.size());  // no `links` section: never filled
+  for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
+    const StreamSpec& stream = spec_.streams[s];
+    const ops::Schema* schema = schema_of(stream.schema);
+    if (schema == nullptr || schema->tuple_bytes() <= stream.transport.batch_bytes) continue;
+    const std::string tuple = "one tuple of stream " + in_quotes(stream.name) + " (" +
+                              std::to_string(schema->tuple_bytes()) + " bytes)";
+    const std::string batch = std::to_string(stream.transport.batch_bytes);
+    if (link_batch_at_[s]) {
+      problems_.add(*link_batch_at_[s], batch + " bytes cannot hold " + tuple);
+    } else if (default_batch_at_) {
+      problems_.add(*default_batch_at_, batch + " bytes cannot hold " + tuple);
+    } else {
+      problems_.add(first_mention_[s].at, "the default batch_bytes (" + batch + ") cannot hold " +
+                                              tuple + "; set transport.batch_bytes");
+    }
+  }
+}
+
+}  // namespace
+
+std::string SpecErrors::joined() const {
+  std::string out;
+  for (const std::string& message : messages) {
+    if (!out.empty()) out.push_back('\n');
+    out.append(message);
+  }
+  return out;
+}
+
+std::string_view to_string(SinkKind kind) noexcept {
+  switch (kind) {
+    case SinkKind::check: return "check";
+    case SinkKind::count: return "count";
+    case SinkKind::discard: return "discard";
+  }
+  return "?";
+}
+
+const NodeSpec* NetworkSpec::find_node(std::string_view node_name) const {
+  const auto it = std::find_if(nodes.begin(), nodes.end(),
+                               [&](const NodeSpec& node) { return node.name == node_name; });
+  return it == nodes.end() ? nullptr : &*it;
+}
+
+const BoxSpec* NetworkSpec::find_box(std::string_view box_name) const {
+  const auto it = std::find_if(boxes.begin(), boxes.end(),
+                               [&](const BoxSpec& box) { return box.name == box_name; });
+  return it == boxes.end() ? nullptr : &*it;
+}
+
+const StreamSpec* NetworkSpec::find_stream(std::string_view stream_name) const {
+  const auto it = std::find_if(streams.begin(), streams.end(), [&](const StreamSpec& stream) {
+    return stream.name == stream_name;
+  });
+  return it == streams.end() ? nullptr : &*it;
+}
+
+const ops::Schema* NetworkSpec::find_schema(std::string_view schema_name) const {
+  const auto it = schemas.find(schema_name);
+  return it == schemas.end() ? nullptr : &it->second;
+}
+
+SpecResult<NetworkSpec> parse_network(std::string_view yaml_text, std::string_view file_name) {
+  return Parser(file_name).run(yaml_text);
+}
+
+SpecResult<NetworkSpec> load_network(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  std::string text;
+  int error = file == nullptr ? errno : 0;
+  if (file != nullptr) {
+    char buffer[8192];
+    std::size_t got = 0;
+    while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, got);
+    if (std::ferror(file)) error = errno != 0 ? errno : EIO;
+    std::fclose(file);
+  }
+  if (error != 0) {
+    return boost::outcome_v2::failure(
+        SpecErrors{{path + ": cannot read the file: " + std::strerror(error)}});
+  }
+  return parse_network(text, path);
+}
+
+SpecResult<void> validate_runnable(const NetworkSpec& spec) {
+  SpecErrors errors;
+  for (std::size_t i = 0; i < spec.boxes.size(); ++i) {
+    const BoxSpec& box = spec.boxes[i];
+    if (contains(kRunnableBoxTypes, box.type)) continue;
+    std::string where = spec.file_name;
+    if (box.pos.line > 0) {
+      where += ":" + std::to_string(box.pos.line) + ":" + std::to_string(box.pos.column);
+    }
+    errors.messages.push_back(where + ": boxes[" + std::to_string(i) + "].type: box type " +
+                              in_quotes(box.type) +
+                              " is not runnable yet (issue: operator library)");
+  }
+  if (!errors.messages.empty()) return boost::outcome_v2::failure(std::move(errors));
+  return boost::outcome_v2::success();
+}
+
+}  // namespace boreal::runtime
