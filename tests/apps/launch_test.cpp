@@ -140,7 +140,7 @@ TEST_P(EveryWaitMode, AllTuplesArriveOnceInOrderWithTheSendersChecksum) {
 
 INSTANTIATE_TEST_SUITE_P(Loopback, EveryWaitMode,
                          testing::Values("busy", "block", "sleep", "backoff", "adaptive"),
-                         [](const auto& info) { return std::string(info.param); });
+                         [](const testing::TestParamInfo<const char*>& mode) { return std::string(mode.param); });
 
 TEST(SlowSink, SenderStallsOnCreditAndNothingIsLost) {
   TempDir dir;

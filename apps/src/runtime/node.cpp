@@ -152,8 +152,15 @@ class SourceTask {
       generated_ += count;
       ++work;
       if (used_ == capacity_) {
-        commit(transport::kFlagData);
+        // The frame that completes a count-limited stream carries its end.
+        const bool ends = params_.tuples > 0 && generated_ >= params_.tuples;
+        commit(static_cast<std::uint16_t>(ends ? transport::kFlagData | transport::kFlagEndOfStream
+                                               : transport::kFlagData));
         ++frames;
+        if (ends) {
+          eos_committed_ = true;
+          return work + link_.do_work();
+        }
       }
     }
     const bool finished = last || (params_.tuples > 0 && generated_ >= params_.tuples);
