@@ -310,15 +310,32 @@ TEST_F(SleepWaitTest, SleepsTheComputedIntervalAndMeasuresOvershoot) {
   wait.idle(0, source_, hints_);
   hints_.arrival_rate_hz = 0.0;
   wait.idle(0, source_, hints_);
-  EXPECT_EQ(FakeClock::sleeps, (std::vector<nanoseconds>{50us, 200us}));
+  // The second sleep is shortened by the 7 µs the first one overshot.
+  EXPECT_EQ(FakeClock::sleeps, (std::vector<nanoseconds>{50us, 193us}));
+  EXPECT_EQ(wait.overshoot_estimate(), 7us);
   const WaitStats& s = wait.stats();
   EXPECT_EQ(s.polls, 3u);
   EXPECT_EQ(s.empty_polls, 2u);
   EXPECT_EQ(s.sleeps, 2u);
-  EXPECT_EQ(s.slept, 250us);
+  EXPECT_EQ(s.slept, 243us);
   EXPECT_EQ(s.sleep_overshoot, 14us);
   EXPECT_EQ(s.spins, 0u);
   EXPECT_EQ(source_.arm_calls, 0);  // sleep never blocks on the waitable
+}
+
+TEST_F(SleepWaitTest, OvershootEstimateFollowsTheTimerAndShortensTheNextSleep) {
+  BasicSleepWait<FakeClock> wait{sleep_config()};
+  hints_.arrival_rate_hz = 0.0;  // sleeps the 200 µs budget
+  FakeClock::sleep_overshoot = 80us;
+  wait.idle(0, source_, hints_);  // asks 200, primes the estimate at 80
+  FakeClock::sleep_overshoot = 0us;
+  wait.idle(0, source_, hints_);  // asks 120; estimate 80 + (0 - 80) / 8 = 70
+  EXPECT_EQ(wait.overshoot_estimate(), 70us);
+  // An interval shorter than the overshoot still sleeps, for the minimum.
+  hints_.deadline = FakeClock::now() + 60us;
+  wait.idle(0, source_, hints_);
+  EXPECT_EQ(FakeClock::sleeps, (std::vector<nanoseconds>{200us, 120us, kMinSleep}));
+  EXPECT_EQ(wait.stats().spins, 0u);
 }
 
 TEST_F(SleepWaitTest, BelowTheMinimumSleepItRelaxesInstead) {

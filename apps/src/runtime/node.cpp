@@ -214,7 +214,12 @@ class SourceTask {
     if (link_.try_claim(claim_) != transport::SendStatus::ok) return false;
     open_ = true;
     used_ = 0;
-    opened_at_ = now;
+    // The flush clock starts when the frame's first tuple was due, not when this thread got
+    // round to it, so no tuple waits in the sender longer than `flush`.
+    opened_at_ = period_ns_ > 0
+                     ? std::min(now, t0_ + std::chrono::nanoseconds(static_cast<std::int64_t>(
+                                          static_cast<double>(generated_) * period_ns_)))
+                     : now;
     return true;
   }
 
@@ -474,6 +479,14 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
                       stream.transport.medium + "' is not available in this build; use tcp");
     }
     wait_config = stream.transport.wait;
+    if (consumes) {
+      // The budget is end to end: a tuple may already have waited up to `flush` in its
+      // sender's open frame, so the receiver's waits get what is left (at least a quarter).
+      const auto budget = stream.transport.wait.latency_budget;
+      wait_config.latency_budget =
+          std::max(budget - std::chrono::duration_cast<std::chrono::microseconds>(stream.transport.flush),
+                   budget / 4);
+    }
   }
 
   // Without an explicit timeout, a node whose sources all stop by time gives up 30 s after

@@ -58,23 +58,37 @@ class BasicSleepWait {
  public:
   explicit BasicSleepWait(WaitConfig config) : config_(config) {}
 
+  // Sleeps the interval minus the timer's usual overshoot (an EWMA of what earlier sleeps
+  // overshot by, weight 1/8, primed by the first), so the thread wakes when the interval
+  // ends rather than one wake-up cost later (but never sleeps less than kMinSleep).
   void idle(int work, Waitable& /*source*/, const LoadHints& hints) {
     ++stats_.polls;
     if (work > 0) return;
     ++stats_.empty_polls;
-    const auto t = sleep_interval(config_, hints, Clock::now());
-    if (t < kMinSleep) {
+    const auto interval = sleep_interval(config_, hints, Clock::now());
+    if (interval < kMinSleep) {
       ++stats_.spins;
       Clock::relax();
       return;
     }
-    detail::sleep_measured<Clock>(t, stats_);
+    // Never shorter than kMinSleep: an interval the overshoot swallows still gives the CPU
+    // away for the shortest sleep rather than spinning.
+    const auto t = std::max(interval - overshoot_estimate_, kMinSleep);
+    const auto overshoot = detail::sleep_measured<Clock>(t, stats_);
+    overshoot_estimate_ = primed_ ? overshoot_estimate_ + (overshoot - overshoot_estimate_) / 8
+                                  : overshoot;
+    primed_ = true;
   }
   [[nodiscard]] const WaitStats& stats() const noexcept { return stats_; }
+  [[nodiscard]] std::chrono::nanoseconds overshoot_estimate() const noexcept {
+    return overshoot_estimate_;
+  }
 
  private:
   WaitConfig config_;
   WaitStats stats_;
+  std::chrono::nanoseconds overshoot_estimate_{0};
+  bool primed_ = false;
 };
 using SleepWait = BasicSleepWait<>;
 
