@@ -269,6 +269,34 @@ TEST(BadInput, NodeRefusesBadConnectionsAndKeepsServingItsLinks) {
   EXPECT_EQ(summary["rejected_connections"], 4);
 }
 
+TEST(OneNode, AStreamInsideANodeRunsOverInproc) {
+  TempDir dir;
+  const auto spec = dir.file("net.yaml",
+                             "name: one\n"
+                             "schemas:\n"
+                             "  tick: [{seq: i64}, {ts: timestamp}, {pad: str16}]\n"
+                             "nodes:\n"
+                             "  - {name: solo, address: \"tcp://127.0.0.1:7301\"}\n"
+                             "boxes:\n"
+                             "  - {name: gen, type: source, node: solo, out: s, schema: tick, params: {rate: max, tuples: 250000}}\n"
+                             "  - {name: sink, type: sink, node: solo, in: s, schema: tick}\n");
+  const auto lines_path = dir.file("run.jsonl");
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --quiet --wait block --json " + lines_path);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const auto lines = read_json_lines(lines_path);
+  const json& summary = lines.back();
+  EXPECT_EQ(summary["medium"], "inproc");
+  EXPECT_EQ(summary["tuple_bytes"], 32);
+  EXPECT_EQ(summary["tuples_received"], 250000);
+  EXPECT_EQ(summary["checksum_ok"], true);
+  EXPECT_EQ(summary["out_of_order"], 0);
+
+  const auto cross = dir.file("cross.yaml", two_nodes("{rate: 1000, tuples: 10}", "{kind: check}"));
+  const auto refused = run(std::string(BOREAL_BIN) + " run " + cross + " --node dst --medium inproc");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.text.find("an inproc link stays inside one process"), std::string::npos) << refused.text;
+}
+
 TEST(Usage, BadFileAndFlagsGetClearErrors) {
   TempDir dir;
   const auto missing = run(std::string(BOREAL_BIN) + " launch " + dir.file("nope.yaml"));

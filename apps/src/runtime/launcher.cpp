@@ -209,9 +209,18 @@ RunConfig run_config_of(const NetworkSpec& spec) {
   config.batch_bytes = spec.transport.batch_bytes;
   config.latency_budget_us = spec.transport.wait.latency_budget.count();
   config.flush_us = spec.transport.flush.count();
+  // The first stream between nodes; else the first stream (inside one node: inproc).
+  const StreamSpec* chosen = nullptr;
   for (const auto& stream : spec.streams) {
-    if (!stream.crosses_nodes) continue;
-    config.medium = stream.transport.medium;
+    if (stream.crosses_nodes) {
+      chosen = &stream;
+      break;
+    }
+  }
+  if (chosen == nullptr && !spec.streams.empty()) chosen = &spec.streams.front();
+  for (const auto& stream : spec.streams) {
+    if (&stream != chosen) continue;
+    config.medium = stream.crosses_nodes ? stream.transport.medium : "inproc";
     config.wait = std::string(transport::to_string(stream.transport.wait.mode));
     config.batch_bytes = stream.transport.batch_bytes;
     config.latency_budget_us = stream.transport.wait.latency_budget.count();
@@ -357,9 +366,14 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
                                    report.links.size() == 1 && report.links[0].direction == "send")) {
       sender = &report;
     }
-    if (!report.links.empty() && report.links[0].direction == "recv") receiver = &report;
+    for (const auto& link : report.links) {
+      if (link.direction == "recv") receiver = &report;
+    }
   }
-  if (result.nodes.size() == 2 && sender != nullptr && receiver != nullptr && sender != receiver) {
+  // One node that both sends and receives (an inproc stream): the same process on both sides.
+  const bool one_node = result.nodes.size() == 1 && sender == receiver && sender != nullptr;
+  if ((result.nodes.size() == 2 && sender != nullptr && receiver != nullptr && sender != receiver) ||
+      one_node) {
     result.summary = summarize(run_config_of(spec), *sender, *receiver);
     if (options.json != nullptr) *options.json << to_json(*result.summary).dump() << '\n';
   }

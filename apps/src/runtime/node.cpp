@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -15,6 +16,7 @@
 #include <boreal/transport/agent_runner.hpp>
 #include <boreal/transport/crc32c.hpp>
 #include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/inproc_medium.hpp>
 #include <boreal/transport/latency_histogram.hpp>
 #include <boreal/transport/rate_estimator.hpp>
 #include <boreal/transport/tcp_medium.hpp>
@@ -468,10 +470,18 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
                                     self->name) != stream.consumer_nodes.end();
     if (!produces && !consumes) continue;
     if (!stream.crosses_nodes) {
+      if (stream.consumers.size() != 1) {
+        return fail(ErrorCategory::config, 0,
+                    spec.file_name + ": " + link_label(stream) +
+                        " has more than one consumer; only one runs yet");
+      }
+      continue;  // inside the node: always the inproc medium
+    }
+    if (stream.transport.medium == "inproc") {
       return fail(ErrorCategory::config, 0,
-                  spec.file_name + ": " + link_label(stream) +
-                      " has its producer and consumer on node '" + self->name +
-                      "'; only streams between two nodes run yet (place the boxes on different nodes)");
+                  spec.file_name + ": " + link_label(stream) + " goes from node '" +
+                      stream.producer_node + "' to node '" + stream.consumer_nodes.at(0) +
+                      "', but an inproc link stays inside one process; use tcp");
     }
     if (stream.transport.medium != "tcp") {
       return fail(ErrorCategory::config, 0,
@@ -512,10 +522,28 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   NodeAgent agent(loop, timeout);
   std::vector<std::string> errors;
 
+  // Streams inside the node: one inproc link each, both ends on this thread's loop.
+  std::map<std::string, transport::InprocPair, std::less<>> inproc;
+  for (const auto& stream : spec.streams) {
+    if (stream.crosses_nodes || stream.producer_node != self->name) continue;
+    const ops::Schema* schema = spec.find_schema(stream.schema);
+    if (schema == nullptr) {
+      return fail(ErrorCategory::config, 0, spec.file_name + ": " + link_label(stream) + " has no schema");
+    }
+    auto pair = transport::make_inproc_link(loop, loop, link_options(spec, stream, *schema));
+    if (!pair) return std::move(pair).error();
+    inproc.emplace(stream.name, std::move(pair).value());
+  }
+
   // Receiving side first, so the port is open before any peer connects.
   for (const auto& box : spec.boxes) {
     if (box.node != self->name || box.type != "sink") continue;
     const StreamSpec* stream = spec.find_stream(box.inputs.at(0));
+    if (auto local = inproc.find(stream->name); local != inproc.end()) {
+      const ops::Schema* schema = spec.find_schema(stream->schema);
+      agent.sinks.push_back(std::make_unique<SinkTask>(box.name, *local->second.recv, *schema, *box.sink));
+      continue;
+    }
     const ops::Schema* schema = spec.find_schema(stream->schema);
     if (schema == nullptr) {
       return fail(ErrorCategory::config, 0, spec.file_name + ": " + link_label(*stream) + " has no schema");
@@ -543,6 +571,11 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     if (box.node != self->name || box.type != "source") continue;
     const StreamSpec* stream = spec.find_stream(box.outputs.at(0));
     const ops::Schema* schema = spec.find_schema(stream->schema);
+    if (auto local = inproc.find(stream->name); local != inproc.end()) {
+      agent.sources.push_back(std::make_unique<SourceTask>(box.name, *local->second.send, *schema,
+                                                           *box.source, stream->transport.flush));
+      continue;
+    }
     const NodeSpec* peer = spec.find_node(stream->consumer_nodes.at(0));
     auto link = transport::make_tcp_send_link(loop, {peer->uri.host, peer->uri.port},
                                               link_options(spec, *stream, *schema));
@@ -623,11 +656,20 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     report.window_s = std::chrono::duration<double>(*agent.window_end - *agent.window_start).count();
   }
   report.wait_stats = transport::stats_of(wait);
+  report.syscalls.epoll_wait = loop.stats().polls + loop.stats().runs;
+  report.syscalls.nanosleep = report.wait_stats.sleeps;
+  report.syscalls.sched_yield = report.wait_stats.yields;
+  auto count_syscalls = [&](const transport::LinkStats& stats) {
+    report.syscalls.read += stats.read_calls;
+    report.syscalls.write += stats.write_calls;
+    report.syscalls.would_block += stats.would_block;
+  };
   for (auto& source : agent.sources) {
     auto& link = source->link();
     report.tuples_sent += source->generated();
     report.bytes_sent += link.stats().payload_bytes;
     report.checksum_sent ^= source->checksum();
+    count_syscalls(link.stats());
     LinkReport lr{"", "send", std::string(transport::to_string(link.state())), "", link.stats()};
     if (link.error() != nullptr) {
       lr.error = link.error()->message;
@@ -648,6 +690,7 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
       report.latency = {to_us(h.percentile(50.0)), to_us(h.percentile(99.0)),
                         to_us(h.percentile(99.9)), to_us(h.max()), h.count()};
     }
+    count_syscalls(link.stats());
     LinkReport lr{"", "recv", std::string(transport::to_string(link.state())), "", link.stats()};
     if (link.error() != nullptr) {
       lr.error = link.error()->message;

@@ -177,6 +177,13 @@ json to_json(const NodeReport& r) {
             {"out_of_order", r.out_of_order},
             {"latency_us", to_json(r.latency)},
             {"wait_stats", to_json(r.wait_stats)},
+            {"syscalls",
+             {{"read", r.syscalls.read},
+              {"write", r.syscalls.write},
+              {"would_block", r.syscalls.would_block},
+              {"epoll_wait", r.syscalls.epoll_wait},
+              {"nanosleep", r.syscalls.nanosleep},
+              {"sched_yield", r.syscalls.sched_yield}}},
             {"links", links},
             {"errors", r.errors},
             {"rejected", r.rejected}};
@@ -215,6 +222,12 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
     for (const auto& l : j.value("links", json::array())) {
       r.links.push_back({l.value("stream", ""), l.value("direction", ""), l.value("state", ""),
                          l.value("error", ""), link_stats_from_json(l.value("stats", json::object()))});
+    }
+    if (j.contains("syscalls")) {
+      const auto& sc = j["syscalls"];
+      r.syscalls = {sc.value("read", 0ULL),       sc.value("write", 0ULL),
+                    sc.value("would_block", 0ULL), sc.value("epoll_wait", 0ULL),
+                    sc.value("nanosleep", 0ULL),   sc.value("sched_yield", 0ULL)};
     }
     r.errors = j.value("errors", std::vector<std::string>{});
     r.rejected = j.value("rejected", std::vector<std::string>{});

@@ -64,6 +64,17 @@ struct NodeReport {
   LatencySummary latency;
   std::optional<transport::MachineCpuReport> machine;  // receiver only
   transport::WaitStats wait_stats;
+  // System calls the I/O thread made over the whole run, by kind: reads and writes by its
+  // links (recv/send or eventfd), epoll_wait by its event loop (polls and blocks),
+  // clock_nanosleep and sched_yield by its wait mode.
+  struct Syscalls {
+    std::uint64_t read = 0;
+    std::uint64_t write = 0;
+    std::uint64_t would_block = 0;  // reads and writes that found nothing to do
+    std::uint64_t epoll_wait = 0;
+    std::uint64_t nanosleep = 0;
+    std::uint64_t sched_yield = 0;
+  } syscalls;
   std::vector<LinkReport> links;
   std::vector<std::string> errors;    // every link failure; the run went wrong
   std::vector<std::string> rejected;  // connections refused before they became a link (bad
