@@ -1,4 +1,5 @@
 #include "runtime/launcher.hpp"
+#include "runtime/node.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -246,21 +247,8 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
   }
 
   std::chrono::milliseconds timeout = options.timeout;
-  if (timeout.count() == 0) {
-    double longest_s = 0;
-    bool bounded = true;
-    for (const auto& box : spec.boxes) {
-      if (box.type != "source" || !box.source) continue;
-      if (box.source->duration.count() > 0) {
-        longest_s = std::max(longest_s, box.source->duration.count());
-      } else {
-        bounded = false;
-      }
-    }
-    if (bounded && longest_s > 0) {
-      timeout = std::chrono::milliseconds(static_cast<std::int64_t>(longest_s * 1000) + 40'000);
-    }
-  }
+  // A little longer than the nodes' own limit, so they time out and report first.
+  if (timeout.count() == 0) timeout = time_limit(spec, std::chrono::seconds(40));
 
   // Receivers first: they open their ports while the senders start.
   std::vector<const NodeSpec*> order;

@@ -451,6 +451,17 @@ double to_us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 }  // namespace
 
+std::chrono::milliseconds time_limit(const NetworkSpec& spec, std::chrono::milliseconds slack) {
+  double longest_s = 0;
+  for (const auto& box : spec.boxes) {
+    if (!box.source) continue;
+    if (box.source->duration.count() <= 0) return std::chrono::milliseconds(0);
+    longest_s = std::max(longest_s, box.source->duration.count());
+  }
+  if (longest_s <= 0) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(longest_s * 1000)) + slack;
+}
+
 transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOptions& options,
                                        const std::atomic<bool>& stop, std::ostream& out) {
   const NodeSpec* self = spec.find_node(options.node);
@@ -502,21 +513,7 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   // Without an explicit timeout, a node whose sources all stop by time gives up 30 s after
   // the longest of them should have ended.
   std::chrono::milliseconds timeout = options.timeout;
-  if (timeout.count() == 0) {
-    double longest_s = 0;
-    bool bounded = true;
-    for (const auto& box : spec.boxes) {
-      if (box.type != "source") continue;
-      if (box.source->duration.count() > 0) {
-        longest_s = std::max(longest_s, box.source->duration.count());
-      } else {
-        bounded = false;
-      }
-    }
-    if (bounded && longest_s > 0) {
-      timeout = std::chrono::milliseconds(static_cast<std::int64_t>(longest_s * 1000) + 30'000);
-    }
-  }
+  if (timeout.count() == 0) timeout = time_limit(spec, std::chrono::seconds(30));
 
   transport::EventLoop loop;
   NodeAgent agent(loop, timeout);

@@ -34,6 +34,12 @@ struct NodeOptions {
   std::chrono::milliseconds timeout{0};
 };
 
+// How long a run of `spec` may take when every source stops by time: the longest source
+// duration plus `slack` (for start-up, connecting and draining). 0 when some source has no
+// time limit (it may run as long as its tuple count takes, or for ever).
+[[nodiscard]] std::chrono::milliseconds time_limit(const NetworkSpec& spec,
+                                                   std::chrono::milliseconds slack);
+
 // Runs the node until every source has sent its end of stream and had it acknowledged and
 // every sink has received its end of stream, or a link failed, or `stop` is set, or the
 // timeout passed. Returns the node's report; a failed link is recorded in it
