@@ -1,0 +1,138 @@
+// Boxes: the operators of a query network, and how batches flow between them in-process.
+//
+// A Box consumes batches on its input ports (process()) and writes rows to its Outputs. An
+// Output packs rows into a batch it owns and hands each full batch (and, on flush(), a
+// partial one) to the BatchConsumer connected to it: the next box's input port (see
+// graph.hpp), a user callback, or nothing. Everything runs on the caller's thread, with no
+// thread, lock or socket of ours; after construction the only allocation on the data path
+// is a box's own state growing (new groups, window contents), never per tuple.
+//
+//   auto filter = Filter::make({.predicate = "price > 100"}, schema).value();
+//   CollectingConsumer out;               // test helper in graph.hpp
+//   filter->output(0).connect(&out);
+//   filter->process(0, batch);            // rows that pass are appended to output 0
+//   filter->finish(0);                    // input ended: flush and end the outputs
+//
+// Each box type has a parameter struct with `std::vector<Error> validate(...) const` that
+// reports every problem at once, and a `static Result<std::unique_ptr<Box>> make(...)` (or a
+// concrete type) that validates first; its Error joins the problems, one per line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <boreal/ops/batch.hpp>
+#include <boreal/ops/error.hpp>
+#include <boreal/ops/schema.hpp>
+
+namespace boreal::ops {
+
+// Receives the batches of one output. The view is valid only during the call.
+class BatchConsumer {
+ public:
+  virtual ~BatchConsumer() = default;
+  virtual void consume(const BatchView& batch) = 0;
+  // The producer ended: no more batches.
+  virtual void end() {}
+};
+
+// One output port: rows of `schema` packed into batches of `batch_rows`.
+class Output {
+ public:
+  static constexpr std::size_t kDefaultBatchRows = 1024;
+
+  explicit Output(Schema schema, std::size_t batch_rows = kDefaultBatchRows)
+      : schema_(std::move(schema)), batch_(schema_, batch_rows) {}
+
+  // Where full batches go; nullptr discards them. May be changed between batches.
+  void connect(BatchConsumer* consumer) noexcept { consumer_ = consumer; }
+
+  // A zeroed row to fill. A batch is handed on when full, at the next append or flush, so
+  // the row returned here may be written until then.
+  MutRow append() {
+    if (batch_.full()) deliver();
+    ++rows_;
+    return batch_.append();
+  }
+  // A copy of `row` (same schema).
+  MutRow append_copy(Row row) {
+    if (batch_.full()) deliver();
+    ++rows_;
+    return batch_.append_copy(row);
+  }
+  // Hands on the rows appended so far, if any.
+  void flush() {
+    if (!batch_.empty()) deliver();
+  }
+  // flush() and tell the consumer no more batches come.
+  void end() {
+    flush();
+    if (consumer_ != nullptr) consumer_->end();
+  }
+
+  [[nodiscard]] const Schema& schema() const noexcept { return schema_; }
+  [[nodiscard]] std::uint64_t rows_emitted() const noexcept { return rows_; }
+  [[nodiscard]] std::size_t batch_rows() const noexcept { return batch_.capacity_rows(); }
+
+ private:
+  void deliver() {
+    if (consumer_ != nullptr) consumer_->consume(batch_);
+    batch_.clear();
+  }
+
+  Schema schema_;
+  OwnedBatch batch_;
+  BatchConsumer* consumer_ = nullptr;
+  std::uint64_t rows_ = 0;
+};
+
+class Box {
+ public:
+  virtual ~Box() = default;
+  Box(const Box&) = delete;
+  Box& operator=(const Box&) = delete;
+
+  // "filter", "map", ... as in a network file.
+  [[nodiscard]] virtual std::string_view type() const noexcept = 0;
+  [[nodiscard]] virtual std::size_t input_count() const noexcept = 0;
+  [[nodiscard]] virtual const Schema& input_schema(std::size_t port) const noexcept = 0;
+
+  [[nodiscard]] std::size_t output_count() const noexcept { return outputs_.size(); }
+  [[nodiscard]] Output& output(std::size_t port) noexcept { return outputs_[port]; }
+  [[nodiscard]] const Output& output(std::size_t port) const noexcept { return outputs_[port]; }
+
+  // One batch on input `port` (< input_count(); the batch has that port's schema).
+  virtual void process(std::size_t port, const BatchView& batch) = 0;
+
+  // Input `port` ended. When every input has ended the box emits what it still holds
+  // (on_end()) and ends its outputs. Calling it twice for a port is a programmer error.
+  void finish(std::size_t port) {
+    if (++finished_inputs_ == input_count()) {
+      on_end();
+      for (auto& out : outputs_) out.end();
+    }
+    (void)port;
+  }
+
+  // Time passes with no input: boxes with timeouts (aggregate, resample) close what is due
+  // by `now`, in the unit of their time field (nanoseconds for a timestamp field). Default:
+  // nothing.
+  virtual void tick(std::int64_t now) { (void)now; }
+
+ protected:
+  Box() = default;
+  // Called once when all inputs have ended, before the outputs end: emit pending state
+  // (open windows, buffered rows).
+  virtual void on_end() {}
+
+  std::vector<Output> outputs_;
+
+ private:
+  std::size_t finished_inputs_ = 0;
+};
+
+}  // namespace boreal::ops
