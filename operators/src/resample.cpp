@@ -1,0 +1,281 @@
+#include <boreal/ops/resample.hpp>
+
+#include <cassert>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace boreal::ops {
+
+namespace {
+
+using Kind = ResampleBox::Kind;
+
+Kind kind_of(FieldType type) {
+  switch (type) {
+    case FieldType::i32: return Kind::i32;
+    case FieldType::i64:
+    case FieldType::timestamp: return Kind::i64;
+    case FieldType::f64: return Kind::f64;
+    default: return Kind::other;
+  }
+}
+
+bool is_time_type(FieldType type) {
+  return type == FieldType::timestamp || type == FieldType::i64 || type == FieldType::i32;
+}
+
+std::int64_t read_int(const std::byte* row, std::uint32_t offset, Kind kind) noexcept {
+  if (kind == Kind::i32) {
+    std::int32_t v;
+    std::memcpy(&v, row + offset, sizeof v);
+    return v;
+  }
+  std::int64_t v;
+  std::memcpy(&v, row + offset, sizeof v);
+  return v;
+}
+
+double read_double(const std::byte* row, std::uint32_t offset, Kind kind) noexcept {
+  if (kind == Kind::f64) {
+    double v;
+    std::memcpy(&v, row + offset, sizeof v);
+    return v;
+  }
+  return static_cast<double>(read_int(row, offset, kind));
+}
+
+// The first multiple of `interval` (> 0) at or after t; false if it exceeds int64.
+bool grid_at_or_after(std::int64_t t, std::int64_t interval, std::int64_t& out) noexcept {
+  std::int64_t g = (t / interval) * interval;  // rounds toward zero: g <= t iff t >= 0
+  if (g < t) return !__builtin_add_overflow(g, interval, &out);
+  out = g;
+  return true;
+}
+
+}  // namespace
+
+std::vector<Error> ResampleParams::validate(const Schema& input) const {
+  std::vector<Error> errors;
+  std::set<std::string> seen;  // output names so far
+  auto check = [&](const std::string& name, const std::string& where) -> const Field* {
+    const auto index = input.index_of(name);
+    if (!index) {
+      errors.push_back(Error{"no field '" + name + "' in schema " + input.to_string(), where});
+      return nullptr;
+    }
+    if (!seen.insert(name).second) {
+      errors.push_back(Error{"field '" + name +
+                                 "' appears more than once among time_field, group_by and "
+                                 "value_fields",
+                             where});
+    }
+    return &input.field(*index);
+  };
+  if (const Field* time = check(time_field, "params.time_field");
+      time != nullptr && !is_time_type(time->type)) {
+    errors.push_back(Error{"field '" + time->name + "' is " + time->type_name() +
+                               "; the time field must be timestamp, i64 or i32",
+                           "params.time_field"});
+  }
+  if (interval <= 0) {
+    errors.push_back(
+        Error{"interval must be > 0, got " + std::to_string(interval), "params.interval"});
+  }
+  for (std::size_t i = 0; i < group_by.size(); ++i) {
+    check(group_by[i], "params.group_by[" + std::to_string(i) + "]");
+  }
+  const bool interpolate = mode == "interpolate";
+  for (std::size_t i = 0; i < value_fields.size(); ++i) {
+    const std::string where = "params.value_fields[" + std::to_string(i) + "]";
+    const Field* value = check(value_fields[i], where);
+    if (interpolate && value != nullptr && kind_of(value->type) == Kind::other) {
+      errors.push_back(Error{"field '" + value->name + "' is " + value->type_name() +
+                                 "; interpolate needs i32, i64 or f64",
+                             where});
+    }
+    if (interpolate && value != nullptr && value->type == FieldType::timestamp) {
+      errors.push_back(Error{"field '" + value->name +
+                                 "' is timestamp; interpolate needs i32, i64 or f64",
+                             where});
+    }
+  }
+  if (mode != "hold" && !interpolate) {
+    errors.push_back(
+        Error{"unknown mode '" + mode + "'; expected 'hold' or 'interpolate'", "params.mode"});
+  }
+  return errors;
+}
+
+Result<Schema> ResampleBox::output_schema(const ResampleParams& params, const Schema& input) {
+  std::vector<Error> errors = params.validate(input);
+  if (!errors.empty()) return fail(describe(errors));
+  std::vector<std::pair<std::string, std::string>> fields;
+  auto add = [&](const std::string& name, bool as_f64) {
+    const Field& f = input.field(*input.index_of(name));
+    fields.emplace_back(name, as_f64 ? std::string("f64") : f.type_name());
+  };
+  add(params.time_field, false);
+  for (const auto& name : params.group_by) add(name, false);
+  for (const auto& name : params.value_fields) add(name, params.mode == "interpolate");
+  Result<Schema> out = Schema::make(std::move(fields));
+  if (!out) return fail(out.error().describe(), "output schema");
+  return out;
+}
+
+Result<std::unique_ptr<ResampleBox>> ResampleBox::make(const ResampleParams& params,
+                                                       const Schema& input) {
+  Result<Schema> out = output_schema(params, input);
+  if (!out) return boost::outcome_v2::failure(std::move(out).error());
+  return std::unique_ptr<ResampleBox>(new ResampleBox(params, input, std::move(out).value()));
+}
+
+ResampleBox::ResampleBox(const ResampleParams& params, Schema input, Schema output)
+    : input_(std::move(input)),
+      interpolate_(params.mode == "interpolate"),
+      interval_(params.interval) {
+  const Field& time = input_.field(*input_.index_of(params.time_field));
+  time_from_ = time.offset;
+  time_kind_ = kind_of(time.type);
+  time_to_ = output.field(0).offset;
+  std::size_t out_index = 1;
+  std::size_t key_bytes = 0;
+  for (const auto& name : params.group_by) {
+    const Field& f = input_.field(*input_.index_of(name));
+    keys_.push_back({f.offset, output.field(out_index++).offset, f.width, kind_of(f.type)});
+    key_bytes += f.width;
+  }
+  for (const auto& name : params.value_fields) {
+    const Field& f = input_.field(*input_.index_of(name));
+    values_.push_back({f.offset, output.field(out_index++).offset, f.width, kind_of(f.type)});
+  }
+  out_bytes_ = output.tuple_bytes();
+  key_scratch_.assign(key_bytes, '\0');
+  outputs_.emplace_back(std::move(output));
+}
+
+ResampleBox::Group& ResampleBox::group_of(const std::byte* row, std::int64_t time) {
+  char* at = key_scratch_.data();
+  for (const ValuePlan& key : keys_) {
+    std::memcpy(at, row + key.from, key.width);
+    at += key.width;
+  }
+  if (auto found = index_.find(key_scratch_); found != index_.end()) {
+    return groups_[found->second];
+  }
+  index_.emplace(key_scratch_, groups_.size());
+  Group& group = groups_.emplace_back();
+  group.row.assign(out_bytes_, std::byte{0});
+  for (const ValuePlan& key : keys_) {
+    std::memcpy(group.row.data() + key.to, row + key.from, key.width);
+  }
+  if (!grid_at_or_after(time, interval_, group.start)) {
+    group.start = std::numeric_limits<std::int64_t>::max();  // never reached
+  }
+  group.next = group.start;
+  group.last.resize(values_.size());
+  if (!interpolate_ && !hold_started_) {
+    hold_started_ = true;
+    hold_next_ = group.start;
+    grid_exhausted_ = group.start == std::numeric_limits<std::int64_t>::max();
+  }
+  return group;
+}
+
+MutRow ResampleBox::emit(const Group& group, std::int64_t at) {
+  MutRow row = outputs_[0].append_copy(Row(group.row.data()));
+  if (time_kind_ == Kind::i32) {
+    const auto v = static_cast<std::int32_t>(at);  // grid points of an i32 field fit i32
+    std::memcpy(row.data() + time_to_, &v, sizeof v);
+  } else {
+    std::memcpy(row.data() + time_to_, &at, sizeof at);
+  }
+  return row;
+}
+
+// Emits every pending grid point g < bound (g <= bound if inclusive) for the started groups.
+// Groups are in order of first appearance, which is also the order of their start points.
+void ResampleBox::hold_emit_before(std::int64_t bound, bool inclusive) {
+  if (!hold_started_) return;
+  while (!grid_exhausted_ && (hold_next_ < bound || (inclusive && hold_next_ == bound))) {
+    for (const Group& group : groups_) {
+      if (group.start > hold_next_) break;
+      emit(group, hold_next_);
+    }
+    if (__builtin_add_overflow(hold_next_, interval_, &hold_next_)) grid_exhausted_ = true;
+  }
+}
+
+void ResampleBox::on_tuple(const std::byte* row) {
+  const std::int64_t time = read_int(row, time_from_, time_kind_);
+  if (any_ && time < frontier_) {
+    ++late_dropped_;
+    return;
+  }
+  any_ = true;
+  frontier_ = time;
+  max_tuple_time_ = time;
+  if (!interpolate_) {
+    hold_emit_before(time, false);
+    Group& group = group_of(row, time);
+    for (const ValuePlan& v : values_) {
+      std::memcpy(group.row.data() + v.to, row + v.from, v.width);
+    }
+    return;
+  }
+  // Invariant: group.last_time <= group.next, so every grid point emitted here lies in
+  // [last_time, time): p is the group's latest tuple, n this one. A group's first tuple has
+  // next = start >= time and emits nothing.
+  Group& group = group_of(row, time);
+  while (group.next < time) {
+    const double span = static_cast<double>(time - group.last_time);
+    const double frac = static_cast<double>(group.next - group.last_time) / span;
+    MutRow out = emit(group, group.next);
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      const double next_v = read_double(row, values_[i].from, values_[i].kind);
+      const double v = group.last[i] + (next_v - group.last[i]) * frac;
+      std::memcpy(out.data() + values_[i].to, &v, sizeof v);
+    }
+    if (__builtin_add_overflow(group.next, interval_, &group.next)) {
+      group.next = std::numeric_limits<std::int64_t>::max();
+    }
+  }
+  group.last_time = time;
+  for (std::size_t i = 0; i < values_.size(); ++i) {
+    group.last[i] = read_double(row, values_[i].from, values_[i].kind);
+  }
+}
+
+void ResampleBox::process(std::size_t port, const BatchView& batch) {
+  assert(port == 0);
+  (void)port;
+  for (Row row : batch) on_tuple(row.data());
+  outputs_[0].flush();
+}
+
+void ResampleBox::tick(std::int64_t now) {
+  if (interpolate_) return;
+  if (!any_ || now > frontier_) {
+    any_ = true;
+    frontier_ = now;
+  }
+  hold_emit_before(now, false);
+  outputs_[0].flush();
+}
+
+void ResampleBox::on_end() {
+  if (!interpolate_) {
+    if (hold_started_) hold_emit_before(max_tuple_time_, true);
+    return;
+  }
+  for (Group& group : groups_) {
+    if (group.next != group.last_time) continue;
+    MutRow out = emit(group, group.next);
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      std::memcpy(out.data() + values_[i].to, &group.last[i], sizeof(double));
+    }
+  }
+}
+
+}  // namespace boreal::ops
