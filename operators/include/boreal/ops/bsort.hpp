@@ -33,8 +33,8 @@ namespace boreal::ops {
 inline constexpr std::uint64_t kMaxBSortSlack = 1u << 20;
 
 struct BSortParams {
-  std::string field;       // an i32, i64, f64 or timestamp field of the input
-  std::uint64_t slack = 0;  // rows: 0 .. kMaxBSortSlack
+  std::string field = {};  // an i32, i64, f64 or timestamp field of the input
+  std::uint64_t slack = 0;   // rows: 0 .. kMaxBSortSlack
 
   // Every problem, with where "params.field" or "params.slack".
   [[nodiscard]] std::vector<Error> validate(const Schema& input) const;

@@ -29,7 +29,7 @@ namespace boreal::ops {
 inline constexpr std::uint32_t kMaxSplitOutputs = 1024;
 
 struct SplitParams {
-  std::vector<std::string> key_fields;  // at least one; each a field of the input, once
+  std::vector<std::string> key_fields = {};  // at least one; each a field of the input, once
   std::uint32_t outputs = 2;            // 1 .. kMaxSplitOutputs
 
   // Every problem, with where "params.key_fields", "params.key_fields[i]" or
