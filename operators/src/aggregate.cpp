@@ -1,0 +1,674 @@
+// AggregateBox: group table, pane rings, window close and emission (see aggregate.hpp).
+//
+// Invariants.
+// - A pane record is [tag i64][n i64] then per aggregate [aux i64][value, width rounded up to
+//   8]. tag is the pane id it holds (kNoPane when never used); a record whose tag differs from
+//   the pane asked for is stale and is reset on first touch, so rings are never cleared.
+// - Time windows: W_ (watermark) only grows. Every window with end <= W_ has been emitted;
+//   every accepted tuple has t >= W_, so it never lands in an emitted window, and its pane is
+//   >= release_from_. Live panes span less than the ring (pane_ring_need), so two live panes
+//   never share a ring slot.
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include <boreal/ops/aggregate.hpp>
+
+#include "aggregate_plan.hpp"
+
+namespace boreal::ops {
+namespace {
+
+constexpr std::int64_t kNoPane = std::numeric_limits<std::int64_t>::min();
+
+enum class Op : std::uint8_t {
+  count, sum_i32, sum_i64, sum_f64, avg_i32, avg_i64, avg_f64,
+  min_i32, min_i64, min_f64, min_u8, min_str, max_i32, max_i64, max_f64, max_u8, max_str,
+  first, last
+};
+
+struct Agg {
+  Op op;
+  std::uint32_t in_offset = 0;
+  std::uint32_t width = 0;   // value bytes in the input (and the output, for min..last)
+  std::uint32_t at = 0;      // offset of [aux][value] in a pane record
+  std::uint32_t out_offset = 0;
+};
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  std::int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+std::int64_t sat_sub(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::min() : r;
+}
+
+template <class T>
+T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+void store(std::byte* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+Op pick_op(AggFunction fn, FieldType type) {
+  const auto by_type = [type](Op i32, Op i64, Op f64, Op u8, Op str) {
+    switch (type) {
+      case FieldType::i32: return i32;
+      case FieldType::i64:
+      case FieldType::timestamp: return i64;
+      case FieldType::f64: return f64;
+      case FieldType::boolean: return u8;
+      case FieldType::str: return str;
+    }
+    return i64;
+  };
+  switch (fn) {
+    case AggFunction::count: return Op::count;
+    case AggFunction::sum: return by_type(Op::sum_i32, Op::sum_i64, Op::sum_f64, Op::sum_i64, Op::sum_i64);
+    case AggFunction::avg: return by_type(Op::avg_i32, Op::avg_i64, Op::avg_f64, Op::avg_i64, Op::avg_i64);
+    case AggFunction::min: return by_type(Op::min_i32, Op::min_i64, Op::min_f64, Op::min_u8, Op::min_str);
+    case AggFunction::max: return by_type(Op::max_i32, Op::max_i64, Op::max_f64, Op::max_u8, Op::max_str);
+    case AggFunction::first: return Op::first;
+    case AggFunction::last: return Op::last;
+  }
+  return Op::count;
+}
+
+template <class T>
+void take_min(std::byte* v, T x, bool fresh) {
+  if (fresh || x < load<T>(v)) store(v, x);
+}
+template <class T>
+void take_max(std::byte* v, T x, bool fresh) {
+  if (fresh || load<T>(v) < x) store(v, x);
+}
+
+// One tuple's value (at `in`, time `t`) into an aggregate of a record whose count was `fresh`
+// == (n == 0) before it.
+inline void update(const Agg& a, std::byte* rec, const std::byte* in, std::int64_t t, bool fresh) {
+  std::byte* aux = rec + a.at;
+  std::byte* v = aux + 8;
+  const std::byte* x = in + a.in_offset;
+  switch (a.op) {
+    case Op::count: break;
+    case Op::sum_i32:
+    case Op::avg_i32:
+      store(v, load<std::uint64_t>(v) + static_cast<std::uint64_t>(std::int64_t{load<std::int32_t>(x)}));
+      break;
+    case Op::sum_i64:
+    case Op::avg_i64: store(v, load<std::uint64_t>(v) + load<std::uint64_t>(x)); break;
+    case Op::sum_f64:
+    case Op::avg_f64: store(v, load<double>(v) + load<double>(x)); break;
+    case Op::min_i32: take_min(v, load<std::int32_t>(x), fresh); break;
+    case Op::min_i64: take_min(v, load<std::int64_t>(x), fresh); break;
+    case Op::min_f64: take_min(v, load<double>(x), fresh); break;
+    case Op::min_u8: take_min(v, load<std::uint8_t>(x), fresh); break;
+    case Op::max_i32: take_max(v, load<std::int32_t>(x), fresh); break;
+    case Op::max_i64: take_max(v, load<std::int64_t>(x), fresh); break;
+    case Op::max_f64: take_max(v, load<double>(x), fresh); break;
+    case Op::max_u8: take_max(v, load<std::uint8_t>(x), fresh); break;
+    case Op::min_str:
+      if (fresh || std::memcmp(x, v, a.width) < 0) std::memcpy(v, x, a.width);
+      break;
+    case Op::max_str:
+      if (fresh || std::memcmp(v, x, a.width) < 0) std::memcpy(v, x, a.width);
+      break;
+    case Op::first:
+      if (fresh || t < load<std::int64_t>(aux)) {
+        store(aux, t);
+        std::memcpy(v, x, a.width);
+      }
+      break;
+    case Op::last:
+      if (fresh || t >= load<std::int64_t>(aux)) {
+        store(aux, t);
+        std::memcpy(v, x, a.width);
+      }
+      break;
+  }
+}
+
+// Merges a non-empty pane record `src` into a non-empty `dst`; `src` holds later times (or
+// indexes) than dst only for first/last ordering ties, which the comparisons settle.
+inline void merge(const Agg& a, std::byte* dst, const std::byte* src) {
+  std::byte* daux = dst + a.at;
+  std::byte* d = daux + 8;
+  const std::byte* saux = src + a.at;
+  const std::byte* s = saux + 8;
+  switch (a.op) {
+    case Op::count: break;
+    case Op::sum_i32:
+    case Op::avg_i32:
+    case Op::sum_i64:
+    case Op::avg_i64: store(d, load<std::uint64_t>(d) + load<std::uint64_t>(s)); break;
+    case Op::sum_f64:
+    case Op::avg_f64: store(d, load<double>(d) + load<double>(s)); break;
+    case Op::min_i32: take_min(d, load<std::int32_t>(s), false); break;
+    case Op::min_i64: take_min(d, load<std::int64_t>(s), false); break;
+    case Op::min_f64: take_min(d, load<double>(s), false); break;
+    case Op::min_u8: take_min(d, load<std::uint8_t>(s), false); break;
+    case Op::max_i32: take_max(d, load<std::int32_t>(s), false); break;
+    case Op::max_i64: take_max(d, load<std::int64_t>(s), false); break;
+    case Op::max_f64: take_max(d, load<double>(s), false); break;
+    case Op::max_u8: take_max(d, load<std::uint8_t>(s), false); break;
+    case Op::min_str:
+      if (std::memcmp(s, d, a.width) < 0) std::memcpy(d, s, a.width);
+      break;
+    case Op::max_str:
+      if (std::memcmp(d, s, a.width) < 0) std::memcpy(d, s, a.width);
+      break;
+    case Op::first:
+      if (load<std::int64_t>(saux) < load<std::int64_t>(daux)) {
+        std::memcpy(daux, saux, 8);
+        std::memcpy(d, s, a.width);
+      }
+      break;
+    case Op::last:
+      if (load<std::int64_t>(saux) >= load<std::int64_t>(daux)) {
+        std::memcpy(daux, saux, 8);
+        std::memcpy(d, s, a.width);
+      }
+      break;
+  }
+}
+
+inline void finalize(const Agg& a, const std::byte* rec, std::int64_t n, std::byte* out) {
+  const std::byte* v = rec + a.at + 8;
+  std::byte* o = out + a.out_offset;
+  switch (a.op) {
+    case Op::count: store(o, n); break;
+    case Op::sum_i32:
+    case Op::sum_i64:
+    case Op::sum_f64: std::memcpy(o, v, 8); break;
+    case Op::avg_i32:
+    case Op::avg_i64:
+      store(o, static_cast<double>(load<std::int64_t>(v)) / static_cast<double>(n));
+      break;
+    case Op::avg_f64: store(o, load<double>(v) / static_cast<double>(n)); break;
+    default: std::memcpy(o, v, a.width); break;
+  }
+}
+
+enum class KeyMode { none, word, bytes };
+
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
+
+struct AggregateBox::State {
+  explicit State(Schema in) : input(std::move(in)) {}
+
+  Schema input;
+  bool time = false;
+  bool ts_type = false;
+  bool time_i32 = false;
+  std::uint32_t time_offset = 0;
+  std::int64_t size = 0, slide = 0, pane = 0, panes_per_window = 0;
+  std::int64_t slack = 0;
+  std::optional<std::int64_t> timeout;
+  std::vector<Agg> aggs;
+  std::uint32_t pane_bytes = 16;
+  std::size_t ring = 0;  // power of two
+  std::size_t group_stride = 0;
+
+  // Groups.
+  KeyMode key_mode = KeyMode::none;
+  std::vector<Field> key_in;       // group-by fields in the input (offset, width)
+  std::vector<std::uint32_t> key_out;  // their offsets in the output
+  std::uint32_t key_bytes = 0;
+  std::vector<std::byte> keys;     // gid * key_bytes
+  std::vector<std::uint32_t> slots;  // gid + 1, 0 = empty
+  std::size_t slot_mask = 0;
+  int slot_shift = 64;
+  std::vector<std::byte> key_scratch;
+  std::uint32_t groups = 0;
+  std::vector<std::byte> panes;  // groups * group_stride
+
+  // Count windows: per group.
+  struct Cursor {
+    std::int64_t n = 0;           // tuples seen
+    std::int64_t pane = 0;        // pane of tuple n
+    std::int64_t pane_end = 0;    // first index of the next pane
+    std::int64_t next_close = 0;  // index of the last tuple of the next window to close
+  };
+  std::vector<Cursor> cursors;
+
+  // Time windows.
+  struct RingPane {
+    std::int64_t tag = kNoPane;
+    std::vector<std::uint32_t> gids;  // groups with data in this pane, first-touch order
+  };
+  std::vector<RingPane> pane_ring;
+  bool started = false;
+  std::int64_t watermark = std::numeric_limits<std::int64_t>::min();
+  std::int64_t max_time = std::numeric_limits<std::int64_t>::min();
+  std::int64_t next_k = 0, next_end = 0;
+  std::int64_t release_from = 0;
+  std::size_t live_panes = 0;
+  std::int64_t cur_pane = kNoPane, cur_lo = 0;  // cache of the last pane computed
+  std::uint64_t dropped = 0;
+
+  std::vector<std::uint32_t> gid_scratch;
+  std::vector<std::byte> merged;
+
+  Output* out = nullptr;
+
+  // ---- groups ----
+  void grow_slots() {
+    const std::size_t count = slots.empty() ? 64 : slots.size() * 2;
+    slots.assign(count, 0);
+    slot_mask = count - 1;
+    slot_shift = 64 - std::countr_zero(count);
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      std::size_t i = slot_of(hash_key(keys.data() + std::size_t{g} * key_bytes));
+      while (slots[i] != 0) i = (i + 1) & slot_mask;
+      slots[i] = g + 1;
+    }
+  }
+  std::size_t slot_of(std::uint64_t hash) const {
+    return static_cast<std::size_t>((hash * 0x9E3779B97F4A7C15ull) >> slot_shift);
+  }
+  std::uint64_t hash_key(const std::byte* key) const {
+    if (key_mode == KeyMode::word) return load<std::uint64_t>(key);
+    std::uint64_t h = 0x243F6A8885A308D3ull;
+    std::uint32_t i = 0;
+    for (; i + 8 <= key_bytes; i += 8) h = mix(h ^ load<std::uint64_t>(key + i));
+    std::uint64_t tail = 0;
+    std::memcpy(&tail, key + i, key_bytes - i);
+    return mix(h ^ tail ^ key_bytes);
+  }
+
+  std::uint32_t add_group(const std::byte* key, std::size_t slot) {
+    const std::uint32_t g = groups++;
+    keys.insert(keys.end(), key, key + key_bytes);
+    slots[slot] = g + 1;
+    panes.resize(panes.size() + group_stride);
+    for (std::size_t r = 0; r < ring; ++r) {
+      store(panes.data() + std::size_t{g} * group_stride + r * pane_bytes, kNoPane);
+    }
+    if (!time) {
+      cursors.push_back(Cursor{0, 0, pane, size - 1});
+    }
+    if (key_mode != KeyMode::none && std::size_t{groups} * 2 > slots.size()) grow_slots();
+    return g;
+  }
+
+  template <KeyMode M>
+  std::uint32_t group_of(const std::byte* row) {
+    if constexpr (M == KeyMode::none) {
+      if (groups == 0) {
+        slots.assign(1, 0);
+        return add_group(nullptr, 0);
+      }
+      return 0;
+    } else {
+      const std::byte* key;
+      if constexpr (M == KeyMode::word) {
+        key = row + key_in[0].offset;
+      } else {
+        std::byte* k = key_scratch.data();
+        for (const Field& f : key_in) {
+          std::memcpy(k, row + f.offset, f.width);
+          k += f.width;
+        }
+        key = key_scratch.data();
+      }
+      std::size_t i = slot_of(hash_key(key));
+      for (;;) {
+        const std::uint32_t s = slots[i];
+        if (s == 0) return add_group(key, i);
+        const std::byte* stored = keys.data() + std::size_t{s - 1} * key_bytes;
+        if constexpr (M == KeyMode::word) {
+          if (load<std::uint64_t>(stored) == load<std::uint64_t>(key)) return s - 1;
+        } else {
+          if (std::memcmp(stored, key, key_bytes) == 0) return s - 1;
+        }
+        i = (i + 1) & slot_mask;
+      }
+    }
+  }
+
+  std::byte* record(std::uint32_t g, std::int64_t q) {
+    return panes.data() + std::size_t{g} * group_stride +
+           (static_cast<std::size_t>(q) & (ring - 1)) * pane_bytes;
+  }
+
+  // The record of pane q for group g, reset if stale; `fresh_pane` says it was.
+  std::byte* touch(std::uint32_t g, std::int64_t q, bool& fresh_pane) {
+    std::byte* rec = record(g, q);
+    fresh_pane = load<std::int64_t>(rec) != q;
+    if (fresh_pane) {
+      store(rec, q);
+      std::memset(rec + 8, 0, pane_bytes - 8);
+    }
+    return rec;
+  }
+
+  void add_tuple(std::byte* rec, const std::byte* row, std::int64_t t) {
+    const std::int64_t n = load<std::int64_t>(rec + 8);
+    for (const Agg& a : aggs) update(a, rec, row, t, n == 0);
+    store(rec + 8, n + 1);
+  }
+
+  // ---- emission ----
+  // Merges group g's panes [q0, q0 + count) that hold data and appends one output row.
+  void emit(std::uint32_t g, std::int64_t q0, std::int64_t count, std::int64_t start,
+            std::int64_t end) {
+    std::byte* m = merged.data();
+    std::int64_t n = 0;
+    for (std::int64_t q = q0; q < q0 + count; ++q) {
+      const std::byte* rec = record(g, q);
+      if (load<std::int64_t>(rec) != q) continue;
+      const std::int64_t pn = load<std::int64_t>(rec + 8);
+      if (pn == 0) continue;
+      if (n == 0) {
+        std::memcpy(m, rec, pane_bytes);
+      } else {
+        for (const Agg& a : aggs) merge(a, m, rec);
+      }
+      n += pn;
+    }
+    if (n == 0) return;
+    MutRow row = out->append();
+    std::byte* o = row.data();
+    const std::byte* key = keys.data() + std::size_t{g} * key_bytes;
+    for (std::size_t i = 0; i < key_in.size(); ++i) {
+      std::memcpy(o + key_out[i], key, key_in[i].width);
+      key += key_in[i].width;
+    }
+    store(o + key_out_window, start);
+    store(o + key_out_window + 8, end);
+    for (const Agg& a : aggs) finalize(a, m, n, o);
+  }
+  std::uint32_t key_out_window = 0;  // offset of window_start (window_end follows)
+
+  // ---- count windows ----
+  void count_tuple(std::uint32_t g, const std::byte* row) {
+    Cursor& c = cursors[g];
+    const std::int64_t i = c.n++;
+    if (i == c.pane_end) {
+      ++c.pane;
+      c.pane_end += pane;
+    }
+    bool fresh;
+    std::byte* rec = touch(g, c.pane, fresh);
+    add_tuple(rec, row, i);
+    if (i == c.next_close) {
+      const std::int64_t start = i + 1 - size;
+      emit(g, start / pane, panes_per_window, start, i);
+      c.next_close += slide;
+    }
+  }
+
+  void count_end() {
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      const Cursor& c = cursors[g];
+      for (std::int64_t start = c.next_close + 1 - size; start < c.n; start += slide) {
+        emit(g, start / pane, panes_per_window, start, c.n - 1);
+      }
+    }
+  }
+
+  // ---- time windows ----
+  std::int64_t pane_of(std::int64_t t) {
+    if (t - cur_lo >= 0 && t - cur_lo < pane && cur_pane != kNoPane) return cur_pane;
+    cur_pane = floor_div(t, pane);
+    cur_lo = cur_pane * pane;
+    return cur_pane;
+  }
+
+  std::int64_t first_window_ending_after(std::int64_t w) const {
+    return floor_div(sat_sub(w, size), slide) + 1;
+  }
+
+  void time_tuple(const std::byte* row, std::uint32_t g, std::int64_t t) {
+    const std::int64_t q = pane_of(t);
+    bool fresh;
+    std::byte* rec = touch(g, q, fresh);
+    if (fresh) {
+      RingPane& rp = pane_ring[static_cast<std::size_t>(q) & (ring - 1)];
+      if (rp.tag != q) {
+        assert(rp.tag == kNoPane);
+        rp.tag = q;
+        ++live_panes;
+      }
+      rp.gids.push_back(g);
+    }
+    add_tuple(rec, row, t);
+  }
+
+  // Accepts t (returns false if late), moving the watermark and closing windows first.
+  bool admit(std::int64_t t) {
+    if (t < watermark) {
+      ++dropped;
+      return false;
+    }
+    if (t > max_time) {
+      max_time = t;
+      const std::int64_t w = sat_sub(t, slack);
+      if (!started) {
+        started = true;
+        watermark = w;
+        next_k = first_window_ending_after(w);
+        next_end = next_k * slide + size;
+        release_from = floor_div(next_k * slide, pane);
+      } else if (w > watermark) {
+        watermark = w;
+        if (watermark >= next_end) close_through();
+      }
+    }
+    return true;
+  }
+
+  void release_below(std::int64_t bound) {
+    if (bound - release_from > static_cast<std::int64_t>(ring)) {
+      for (RingPane& rp : pane_ring) {
+        if (rp.tag != kNoPane && rp.tag < bound) release(rp);
+      }
+    } else {
+      for (std::int64_t q = release_from; q < bound; ++q) {
+        RingPane& rp = pane_ring[static_cast<std::size_t>(q) & (ring - 1)];
+        if (rp.tag == q) release(rp);
+      }
+    }
+    release_from = std::max(release_from, bound);
+  }
+  void release(RingPane& rp) {
+    rp.tag = kNoPane;
+    rp.gids.clear();
+    --live_panes;
+  }
+
+  // Emits every window with end <= watermark, skipping long runs of empty windows.
+  void close_through() {
+    while (next_end <= watermark) {
+      if ((watermark - next_end) / slide > static_cast<std::int64_t>(ring)) {
+        std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
+        for (const RingPane& rp : pane_ring) {
+          if (rp.tag != kNoPane) lowest = std::min(lowest, rp.tag);
+        }
+        const std::int64_t target = live_panes == 0 ? first_window_ending_after(watermark)
+                                                    : first_window_ending_after(lowest * pane);
+        if (target > next_k) {
+          next_k = target;
+          next_end = next_k * slide + size;
+          release_below(floor_div(next_k * slide, pane));
+          continue;
+        }
+      }
+      close_window(next_k);
+      ++next_k;
+      next_end += slide;
+      release_below(floor_div(next_k * slide, pane));
+    }
+  }
+
+  void close_window(std::int64_t k) {
+    if (live_panes == 0) return;
+    const std::int64_t start = k * slide;
+    const std::int64_t q0 = floor_div(start, pane);
+    gid_scratch.clear();
+    for (std::int64_t q = q0; q < q0 + panes_per_window; ++q) {
+      const RingPane& rp = pane_ring[static_cast<std::size_t>(q) & (ring - 1)];
+      if (rp.tag == q) gid_scratch.insert(gid_scratch.end(), rp.gids.begin(), rp.gids.end());
+    }
+    if (gid_scratch.empty()) return;
+    std::sort(gid_scratch.begin(), gid_scratch.end());
+    if (panes_per_window > 1) {
+      gid_scratch.erase(std::unique(gid_scratch.begin(), gid_scratch.end()), gid_scratch.end());
+    }
+    for (std::uint32_t g : gid_scratch) emit(g, q0, panes_per_window, start, start + size);
+  }
+
+  // Emits every window holding data; the watermark moves to the end of the last.
+  void close_all() {
+    if (!started || live_panes == 0) return;
+    const std::int64_t last_end = floor_div(max_time, slide) * slide + size;
+    watermark = std::max(watermark, last_end);
+    close_through();
+  }
+
+  std::int64_t time_of(const std::byte* row) const {
+    if (time_i32) return load<std::int32_t>(row + time_offset);
+    return load<std::int64_t>(row + time_offset);
+  }
+
+  template <bool kTime, KeyMode M>
+  void run(const BatchView& batch) {
+    const std::byte* row = batch.size() == 0 ? nullptr : batch.row(0).data();
+    const std::uint32_t stride = batch.tuple_bytes();
+    for (std::size_t i = 0; i < batch.size(); ++i, row += stride) {
+      if constexpr (kTime) {
+        const std::int64_t t = time_of(row);
+        if (!admit(t)) continue;
+        time_tuple(row, group_of<M>(row), t);
+      } else {
+        count_tuple(group_of<M>(row), row);
+      }
+    }
+  }
+
+  template <bool kTime>
+  void dispatch(const BatchView& batch) {
+    switch (key_mode) {
+      case KeyMode::none: run<kTime, KeyMode::none>(batch); break;
+      case KeyMode::word: run<kTime, KeyMode::word>(batch); break;
+      case KeyMode::bytes: run<kTime, KeyMode::bytes>(batch); break;
+    }
+  }
+};
+
+Result<std::unique_ptr<AggregateBox>> AggregateBox::make(const AggregateParams& params,
+                                                         const Schema& input,
+                                                         std::size_t batch_rows) {
+  Result<Schema> output = params.output_schema(input);
+  if (!output) return fail(output.error().message);
+  const Schema& out = output.value();
+  auto s = std::make_unique<State>(input);
+  s->time = params.window.kind == WindowKind::time;
+  if (s->time) {
+    const Field& f = input.field(*input.index_of(params.window.field));
+    s->time_offset = f.offset;
+    s->time_i32 = f.type == FieldType::i32;
+    s->ts_type = f.type == FieldType::timestamp;
+    s->slack = static_cast<std::int64_t>(params.slack);
+    s->timeout = params.timeout;
+  }
+  s->size = static_cast<std::int64_t>(params.window.size);
+  s->slide = static_cast<std::int64_t>(params.window.slide);
+  s->pane = std::gcd(s->size, s->slide);
+  s->panes_per_window = s->size / s->pane;
+  s->ring = std::bit_ceil(pane_ring_need(params.window.size, params.window.slide,
+                                         static_cast<std::uint64_t>(s->slack)));
+  std::uint32_t at = 16;
+  std::size_t out_index = params.group_by.size() + 2;
+  for (const AggregateField& a : params.aggregates) {
+    const AggFunction fn = *parse_agg_function(a.function);
+    Agg agg{};
+    if (fn == AggFunction::count) {
+      agg.op = Op::count;
+    } else {
+      const Field& f = input.field(*input.index_of(a.field));
+      agg.op = pick_op(fn, f.type);
+      agg.in_offset = f.offset;
+      agg.width = f.width;
+    }
+    agg.at = at;
+    at += 8 + (std::max<std::uint32_t>(agg.width, 8) + 7) / 8 * 8;
+    agg.out_offset = out.field(out_index++).offset;
+    s->aggs.push_back(agg);
+  }
+  s->pane_bytes = at;
+  s->group_stride = s->ring * s->pane_bytes;
+  s->merged.resize(s->pane_bytes);
+  for (std::size_t i = 0; i < params.group_by.size(); ++i) {
+    s->key_in.push_back(input.field(*input.index_of(params.group_by[i])));
+    s->key_out.push_back(out.field(i).offset);
+    s->key_bytes += s->key_in.back().width;
+  }
+  s->key_out_window = out.field(params.group_by.size()).offset;
+  s->key_scratch.resize(s->key_bytes);
+  s->key_mode = s->key_in.empty()                                  ? KeyMode::none
+                : (s->key_in.size() == 1 && s->key_bytes == 8)     ? KeyMode::word
+                                                                    : KeyMode::bytes;
+  if (s->key_mode != KeyMode::none) s->grow_slots();
+  if (s->time) s->pane_ring.resize(s->ring);
+  return std::unique_ptr<AggregateBox>(new AggregateBox(std::move(s), out, batch_rows));
+}
+
+AggregateBox::AggregateBox(std::unique_ptr<State> state, Schema output, std::size_t batch_rows)
+    : state_(std::move(state)) {
+  outputs_.emplace_back(std::move(output), batch_rows);
+  state_->out = &outputs_[0];
+}
+
+AggregateBox::~AggregateBox() = default;
+
+const Schema& AggregateBox::input_schema(std::size_t port) const noexcept {
+  (void)port;
+  return state_->input;
+}
+
+void AggregateBox::process(std::size_t port, const BatchView& batch) {
+  assert(port == 0);
+  (void)port;
+  if (state_->time) {
+    state_->dispatch<true>(batch);
+  } else {
+    state_->dispatch<false>(batch);
+  }
+}
+
+void AggregateBox::tick(std::int64_t now) {
+  State& s = *state_;
+  if (!s.time || !s.timeout || !s.started || s.live_panes == 0) return;
+  if (sat_sub(now, *s.timeout) >= s.max_time) s.close_all();
+}
+
+void AggregateBox::on_end() {
+  if (state_->time) {
+    state_->close_all();
+  } else {
+    state_->count_end();
+  }
+}
+
+std::uint64_t AggregateBox::dropped_late() const noexcept { return state_->dropped; }
+std::size_t AggregateBox::group_count() const noexcept { return state_->groups; }
+
+}  // namespace boreal::ops

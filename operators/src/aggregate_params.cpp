@@ -1,0 +1,184 @@
+// AggregateParams::validate and output_schema: plan-time checks, all problems at once.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boreal/ops/aggregate.hpp>
+
+#include "aggregate_plan.hpp"
+
+namespace boreal::ops {
+namespace {
+
+bool is_identifier(std::string_view name) {
+  if (name.empty()) return false;
+  const auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!alpha(name.front())) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
+}
+
+std::string in_quotes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('\'');
+  out.append(s);
+  out.push_back('\'');
+  return out;
+}
+
+}  // namespace
+
+std::optional<AggFunction> parse_agg_function(std::string_view name) {
+  if (name == "count") return AggFunction::count;
+  if (name == "sum") return AggFunction::sum;
+  if (name == "min") return AggFunction::min;
+  if (name == "max") return AggFunction::max;
+  if (name == "avg") return AggFunction::avg;
+  if (name == "first") return AggFunction::first;
+  if (name == "last") return AggFunction::last;
+  return std::nullopt;
+}
+
+std::vector<Error> AggregateParams::validate(const Schema& input) const {
+  std::vector<Error> errors;
+  const auto add = [&](std::string message, std::string where) {
+    errors.push_back(Error{std::move(message), "params." + std::move(where)});
+  };
+  std::vector<std::string> names;  // output names in order, for duplicates
+  const auto claim = [&](const std::string& name, std::string where) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      add("duplicate output name " + in_quotes(name), std::move(where));
+    }
+    names.push_back(name);
+  };
+
+  for (std::size_t i = 0; i < group_by.size(); ++i) {
+    const std::string where = "group_by[" + std::to_string(i) + "]";
+    if (!input.index_of(group_by[i])) {
+      add("unknown field " + in_quotes(group_by[i]), where);
+    } else {
+      claim(group_by[i], where);
+    }
+  }
+  claim("window_start", "window");
+  claim("window_end", "window");
+
+  const bool time = window.kind == WindowKind::time;
+  if (time) {
+    if (window.field.empty()) {
+      add("a time window needs a time field", "window.field");
+    } else if (auto index = input.index_of(window.field); !index) {
+      add("unknown field " + in_quotes(window.field), "window.field");
+    } else {
+      const Field& f = input.field(*index);
+      if (f.type != FieldType::timestamp && f.type != FieldType::i64 && f.type != FieldType::i32) {
+        add("time field " + in_quotes(f.name) + " is " + f.type_name() +
+                "; expected timestamp, i64 or i32",
+            "window.field");
+      }
+    }
+  } else if (!window.field.empty()) {
+    add("a count window has no time field; got " + in_quotes(window.field), "window.field");
+  }
+  const bool size_ok = window.size >= 1 && window.size <= kMaxSpan;
+  if (window.size == 0) add("size must be at least 1", "window.size");
+  if (window.size > kMaxSpan) add("size must be at most 2^61", "window.size");
+  bool slide_ok = false;
+  if (window.slide == 0) {
+    add("slide must be at least 1", "window.slide");
+  } else if (size_ok && window.slide > window.size) {
+    add("slide " + std::to_string(window.slide) + " is larger than size " +
+            std::to_string(window.size),
+        "window.slide");
+  } else {
+    slide_ok = size_ok;
+  }
+  if (!time && timeout) add("a timeout needs a time window", "timeout");
+  if (time && timeout && *timeout <= 0) add("timeout must be positive", "timeout");
+  if (time && timeout && static_cast<std::uint64_t>(*timeout) > kMaxSpan) {
+    add("timeout must be at most 2^61", "timeout");
+  }
+  if (!time && slack != 0) add("slack needs a time window", "slack");
+  if (slack > kMaxSpan) add("slack must be at most 2^61", "slack");
+  if (slide_ok && slack <= kMaxSpan) {
+    const std::uint64_t panes = pane_ring_need(window.size, window.slide, time ? slack : 0);
+    if (panes > kMaxPanes) {
+      add("size + slack spans " + std::to_string(panes) + " panes of gcd(size, slide) = " +
+              std::to_string(std::gcd(window.size, window.slide)) + "; at most " +
+              std::to_string(kMaxPanes) + " are supported",
+          "window");
+    }
+  }
+
+  if (aggregates.empty()) add("at least one aggregate is needed", "aggregates");
+  for (std::size_t i = 0; i < aggregates.size(); ++i) {
+    const AggregateField& a = aggregates[i];
+    const std::string at = "aggregates[" + std::to_string(i) + "]";
+    const std::optional<AggFunction> fn = parse_agg_function(a.function);
+    if (!fn) {
+      add("unknown function " + in_quotes(a.function) +
+              "; expected count, sum, min, max, avg, first or last",
+          at + ".function");
+    }
+    if (fn == AggFunction::count) {
+      if (!a.field.empty()) add("count takes no field; got " + in_quotes(a.field), at + ".field");
+    } else if (fn) {
+      if (a.field.empty()) {
+        add(a.function + " needs a field", at + ".field");
+      } else if (auto index = input.index_of(a.field); !index) {
+        add("unknown field " + in_quotes(a.field), at + ".field");
+      } else if (fn == AggFunction::sum || fn == AggFunction::avg) {
+        const Field& f = input.field(*index);
+        if (f.type != FieldType::i32 && f.type != FieldType::i64 && f.type != FieldType::f64) {
+          add(a.function + " needs an i32, i64 or f64 field; " + in_quotes(f.name) + " is " +
+                  f.type_name(),
+              at + ".field");
+        }
+      }
+    }
+    if (!is_identifier(a.as)) {
+      add("output name " + in_quotes(a.as) +
+              " is not an identifier (letters, digits, '_', not starting with a digit)",
+          at + ".as");
+    } else {
+      claim(a.as, at + ".as");
+    }
+  }
+  return errors;
+}
+
+Result<Schema> AggregateParams::output_schema(const Schema& input) const {
+  if (std::vector<Error> errors = validate(input); !errors.empty()) {
+    return fail(describe(errors));
+  }
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (const std::string& name : group_by) {
+    fields.emplace_back(name, input.field(*input.index_of(name)).type_name());
+  }
+  const bool ts = window.kind == WindowKind::time &&
+                  input.field(*input.index_of(window.field)).type == FieldType::timestamp;
+  fields.emplace_back("window_start", ts ? "timestamp" : "i64");
+  fields.emplace_back("window_end", ts ? "timestamp" : "i64");
+  for (const AggregateField& a : aggregates) {
+    const AggFunction fn = *parse_agg_function(a.function);
+    std::string type;
+    if (fn == AggFunction::count) {
+      type = "i64";
+    } else {
+      const Field& f = input.field(*input.index_of(a.field));
+      if (fn == AggFunction::avg) {
+        type = "f64";
+      } else if (fn == AggFunction::sum) {
+        type = f.type == FieldType::f64 ? "f64" : "i64";
+      } else {
+        type = f.type_name();
+      }
+    }
+    fields.emplace_back(a.as, std::move(type));
+  }
+  return Schema::make(std::move(fields));
+}
+
+}  // namespace boreal::ops
