@@ -17,26 +17,16 @@
 
 #include <boreal/ops/aggregate.hpp>
 
+#include "aggregate_accumulator.hpp"
+#include "aggregate_groups.hpp"
 #include "aggregate_plan.hpp"
 
 namespace boreal::ops {
 namespace {
 
+using namespace aggregate_detail;  // NOLINT: this file is the accumulators' only user
+
 constexpr std::int64_t kNoPane = std::numeric_limits<std::int64_t>::min();
-
-enum class Op : std::uint8_t {
-  count, sum_i32, sum_i64, sum_f64, avg_i32, avg_i64, avg_f64,
-  min_i32, min_i64, min_f64, min_u8, min_str, max_i32, max_i64, max_f64, max_u8, max_str,
-  first, last
-};
-
-struct Agg {
-  Op op;
-  std::uint32_t in_offset = 0;
-  std::uint32_t width = 0;   // value bytes in the input (and the output, for min..last)
-  std::uint32_t at = 0;      // offset of [aux][value] in a pane record
-  std::uint32_t out_offset = 0;
-};
 
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   std::int64_t q = a / b;
@@ -49,169 +39,11 @@ std::int64_t sat_sub(std::int64_t a, std::int64_t b) {
   return __builtin_sub_overflow(a, b, &r) ? std::numeric_limits<std::int64_t>::min() : r;
 }
 
-template <class T>
-T load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class T>
-void store(std::byte* p, T v) {
-  std::memcpy(p, &v, sizeof v);
-}
-
-Op pick_op(AggFunction fn, FieldType type) {
-  const auto by_type = [type](Op i32, Op i64, Op f64, Op u8, Op str) {
-    switch (type) {
-      case FieldType::i32: return i32;
-      case FieldType::i64:
-      case FieldType::timestamp: return i64;
-      case FieldType::f64: return f64;
-      case FieldType::boolean: return u8;
-      case FieldType::str: return str;
-    }
-    return i64;
-  };
-  switch (fn) {
-    case AggFunction::count: return Op::count;
-    case AggFunction::sum: return by_type(Op::sum_i32, Op::sum_i64, Op::sum_f64, Op::sum_i64, Op::sum_i64);
-    case AggFunction::avg: return by_type(Op::avg_i32, Op::avg_i64, Op::avg_f64, Op::avg_i64, Op::avg_i64);
-    case AggFunction::min: return by_type(Op::min_i32, Op::min_i64, Op::min_f64, Op::min_u8, Op::min_str);
-    case AggFunction::max: return by_type(Op::max_i32, Op::max_i64, Op::max_f64, Op::max_u8, Op::max_str);
-    case AggFunction::first: return Op::first;
-    case AggFunction::last: return Op::last;
-  }
-  return Op::count;
-}
-
-template <class T>
-void take_min(std::byte* v, T x, bool fresh) {
-  if (fresh || x < load<T>(v)) store(v, x);
-}
-template <class T>
-void take_max(std::byte* v, T x, bool fresh) {
-  if (fresh || load<T>(v) < x) store(v, x);
-}
-
-// One tuple's value (at `in`, time `t`) into an aggregate of a record whose count was `fresh`
-// == (n == 0) before it.
-inline void update(const Agg& a, std::byte* rec, const std::byte* in, std::int64_t t, bool fresh) {
-  std::byte* aux = rec + a.at;
-  std::byte* v = aux + 8;
-  const std::byte* x = in + a.in_offset;
-  switch (a.op) {
-    case Op::count: break;
-    case Op::sum_i32:
-    case Op::avg_i32:
-      store(v, load<std::uint64_t>(v) + static_cast<std::uint64_t>(std::int64_t{load<std::int32_t>(x)}));
-      break;
-    case Op::sum_i64:
-    case Op::avg_i64: store(v, load<std::uint64_t>(v) + load<std::uint64_t>(x)); break;
-    case Op::sum_f64:
-    case Op::avg_f64: store(v, load<double>(v) + load<double>(x)); break;
-    case Op::min_i32: take_min(v, load<std::int32_t>(x), fresh); break;
-    case Op::min_i64: take_min(v, load<std::int64_t>(x), fresh); break;
-    case Op::min_f64: take_min(v, load<double>(x), fresh); break;
-    case Op::min_u8: take_min(v, load<std::uint8_t>(x), fresh); break;
-    case Op::max_i32: take_max(v, load<std::int32_t>(x), fresh); break;
-    case Op::max_i64: take_max(v, load<std::int64_t>(x), fresh); break;
-    case Op::max_f64: take_max(v, load<double>(x), fresh); break;
-    case Op::max_u8: take_max(v, load<std::uint8_t>(x), fresh); break;
-    case Op::min_str:
-      if (fresh || std::memcmp(x, v, a.width) < 0) std::memcpy(v, x, a.width);
-      break;
-    case Op::max_str:
-      if (fresh || std::memcmp(v, x, a.width) < 0) std::memcpy(v, x, a.width);
-      break;
-    case Op::first:
-      if (fresh || t < load<std::int64_t>(aux)) {
-        store(aux, t);
-        std::memcpy(v, x, a.width);
-      }
-      break;
-    case Op::last:
-      if (fresh || t >= load<std::int64_t>(aux)) {
-        store(aux, t);
-        std::memcpy(v, x, a.width);
-      }
-      break;
-  }
-}
-
-// Merges a non-empty pane record `src` into a non-empty `dst`; `src` holds later times (or
-// indexes) than dst only for first/last ordering ties, which the comparisons settle.
-inline void merge(const Agg& a, std::byte* dst, const std::byte* src) {
-  std::byte* daux = dst + a.at;
-  std::byte* d = daux + 8;
-  const std::byte* saux = src + a.at;
-  const std::byte* s = saux + 8;
-  switch (a.op) {
-    case Op::count: break;
-    case Op::sum_i32:
-    case Op::avg_i32:
-    case Op::sum_i64:
-    case Op::avg_i64: store(d, load<std::uint64_t>(d) + load<std::uint64_t>(s)); break;
-    case Op::sum_f64:
-    case Op::avg_f64: store(d, load<double>(d) + load<double>(s)); break;
-    case Op::min_i32: take_min(d, load<std::int32_t>(s), false); break;
-    case Op::min_i64: take_min(d, load<std::int64_t>(s), false); break;
-    case Op::min_f64: take_min(d, load<double>(s), false); break;
-    case Op::min_u8: take_min(d, load<std::uint8_t>(s), false); break;
-    case Op::max_i32: take_max(d, load<std::int32_t>(s), false); break;
-    case Op::max_i64: take_max(d, load<std::int64_t>(s), false); break;
-    case Op::max_f64: take_max(d, load<double>(s), false); break;
-    case Op::max_u8: take_max(d, load<std::uint8_t>(s), false); break;
-    case Op::min_str:
-      if (std::memcmp(s, d, a.width) < 0) std::memcpy(d, s, a.width);
-      break;
-    case Op::max_str:
-      if (std::memcmp(d, s, a.width) < 0) std::memcpy(d, s, a.width);
-      break;
-    case Op::first:
-      if (load<std::int64_t>(saux) < load<std::int64_t>(daux)) {
-        std::memcpy(daux, saux, 8);
-        std::memcpy(d, s, a.width);
-      }
-      break;
-    case Op::last:
-      if (load<std::int64_t>(saux) >= load<std::int64_t>(daux)) {
-        std::memcpy(daux, saux, 8);
-        std::memcpy(d, s, a.width);
-      }
-      break;
-  }
-}
-
-inline void finalize(const Agg& a, const std::byte* rec, std::int64_t n, std::byte* out) {
-  const std::byte* v = rec + a.at + 8;
-  std::byte* o = out + a.out_offset;
-  switch (a.op) {
-    case Op::count: store(o, n); break;
-    case Op::sum_i32:
-    case Op::sum_i64:
-    case Op::sum_f64: std::memcpy(o, v, 8); break;
-    case Op::avg_i32:
-    case Op::avg_i64:
-      store(o, static_cast<double>(load<std::int64_t>(v)) / static_cast<double>(n));
-      break;
-    case Op::avg_f64: store(o, load<double>(v) / static_cast<double>(n)); break;
-    default: std::memcpy(o, v, a.width); break;
-  }
-}
-
-enum class KeyMode { none, word, bytes };
-
-std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return x;
-}
-
 }  // namespace
 
 struct AggregateBox::State {
-  explicit State(Schema in) : input(std::move(in)) {}
+  State(Schema in, std::vector<Field> group_fields)
+      : input(std::move(in)), groups(std::move(group_fields)) {}
 
   Schema input;
   bool time = false;
@@ -227,16 +59,8 @@ struct AggregateBox::State {
   std::size_t group_stride = 0;
 
   // Groups.
-  KeyMode key_mode = KeyMode::none;
-  std::vector<Field> key_in;       // group-by fields in the input (offset, width)
-  std::vector<std::uint32_t> key_out;  // their offsets in the output
-  std::uint32_t key_bytes = 0;
-  std::vector<std::byte> keys;     // gid * key_bytes
-  std::vector<std::uint32_t> slots;  // gid + 1, 0 = empty
-  std::size_t slot_mask = 0;
-  int slot_shift = 64;
-  std::vector<std::byte> key_scratch;
-  std::uint32_t groups = 0;
+  GroupTable groups;
+  std::vector<std::uint32_t> key_out;  // group-by fields' offsets in the output
   std::vector<std::byte> panes;  // groups * group_stride
 
   // Count windows: per group.
@@ -268,79 +92,19 @@ struct AggregateBox::State {
 
   Output* out = nullptr;
 
-  // ---- groups ----
-  void grow_slots() {
-    const std::size_t count = slots.empty() ? 64 : slots.size() * 2;
-    slots.assign(count, 0);
-    slot_mask = count - 1;
-    slot_shift = 64 - std::countr_zero(count);
-    for (std::uint32_t g = 0; g < groups; ++g) {
-      std::size_t i = slot_of(hash_key(keys.data() + std::size_t{g} * key_bytes));
-      while (slots[i] != 0) i = (i + 1) & slot_mask;
-      slots[i] = g + 1;
-    }
-  }
-  std::size_t slot_of(std::uint64_t hash) const {
-    return static_cast<std::size_t>((hash * 0x9E3779B97F4A7C15ull) >> slot_shift);
-  }
-  std::uint64_t hash_key(const std::byte* key) const {
-    if (key_mode == KeyMode::word) return load<std::uint64_t>(key);
-    std::uint64_t h = 0x243F6A8885A308D3ull;
-    std::uint32_t i = 0;
-    for (; i + 8 <= key_bytes; i += 8) h = mix(h ^ load<std::uint64_t>(key + i));
-    std::uint64_t tail = 0;
-    std::memcpy(&tail, key + i, key_bytes - i);
-    return mix(h ^ tail ^ key_bytes);
-  }
-
-  std::uint32_t add_group(const std::byte* key, std::size_t slot) {
-    const std::uint32_t g = groups++;
-    keys.insert(keys.end(), key, key + key_bytes);
-    slots[slot] = g + 1;
-    panes.resize(panes.size() + group_stride);
-    for (std::size_t r = 0; r < ring; ++r) {
-      store(panes.data() + std::size_t{g} * group_stride + r * pane_bytes, kNoPane);
-    }
-    if (!time) {
-      cursors.push_back(Cursor{0, 0, pane, size - 1});
-    }
-    if (key_mode != KeyMode::none && std::size_t{groups} * 2 > slots.size()) grow_slots();
-    return g;
-  }
-
+  // The row's group, giving a new group its pane ring (and count cursor).
   template <KeyMode M>
   std::uint32_t group_of(const std::byte* row) {
-    if constexpr (M == KeyMode::none) {
-      if (groups == 0) {
-        slots.assign(1, 0);
-        return add_group(nullptr, 0);
+    bool added;
+    const std::uint32_t g = groups.find<M>(row, added);
+    if (added) [[unlikely]] {
+      panes.resize(panes.size() + group_stride);
+      for (std::size_t r = 0; r < ring; ++r) {
+        store(panes.data() + std::size_t{g} * group_stride + r * pane_bytes, kNoPane);
       }
-      return 0;
-    } else {
-      const std::byte* key;
-      if constexpr (M == KeyMode::word) {
-        key = row + key_in[0].offset;
-      } else {
-        std::byte* k = key_scratch.data();
-        for (const Field& f : key_in) {
-          std::memcpy(k, row + f.offset, f.width);
-          k += f.width;
-        }
-        key = key_scratch.data();
-      }
-      std::size_t i = slot_of(hash_key(key));
-      for (;;) {
-        const std::uint32_t s = slots[i];
-        if (s == 0) return add_group(key, i);
-        const std::byte* stored = keys.data() + std::size_t{s - 1} * key_bytes;
-        if constexpr (M == KeyMode::word) {
-          if (load<std::uint64_t>(stored) == load<std::uint64_t>(key)) return s - 1;
-        } else {
-          if (std::memcmp(stored, key, key_bytes) == 0) return s - 1;
-        }
-        i = (i + 1) & slot_mask;
-      }
+      if (!time) cursors.push_back(Cursor{0, 0, pane, size - 1});
     }
+    return g;
   }
 
   std::byte* record(std::uint32_t g, std::int64_t q) {
@@ -386,10 +150,10 @@ struct AggregateBox::State {
     if (n == 0) return;
     MutRow row = out->append();
     std::byte* o = row.data();
-    const std::byte* key = keys.data() + std::size_t{g} * key_bytes;
-    for (std::size_t i = 0; i < key_in.size(); ++i) {
-      std::memcpy(o + key_out[i], key, key_in[i].width);
-      key += key_in[i].width;
+    const std::byte* key = groups.key(g);
+    for (std::size_t i = 0; i < key_out.size(); ++i) {
+      std::memcpy(o + key_out[i], key, groups.fields()[i].width);
+      key += groups.fields()[i].width;
     }
     store(o + key_out_window, start);
     store(o + key_out_window + 8, end);
@@ -416,7 +180,7 @@ struct AggregateBox::State {
   }
 
   void count_end() {
-    for (std::uint32_t g = 0; g < groups; ++g) {
+    for (std::uint32_t g = 0; g < groups.size(); ++g) {
       const Cursor& c = cursors[g];
       for (std::int64_t start = c.next_close + 1 - size; start < c.n; start += slide) {
         emit(g, start / pane, panes_per_window, start, c.n - 1);
@@ -565,7 +329,7 @@ struct AggregateBox::State {
 
   template <bool kTime>
   void dispatch(const BatchView& batch) {
-    switch (key_mode) {
+    switch (groups.mode()) {
       case KeyMode::none: run<kTime, KeyMode::none>(batch); break;
       case KeyMode::word: run<kTime, KeyMode::word>(batch); break;
       case KeyMode::bytes: run<kTime, KeyMode::bytes>(batch); break;
@@ -579,7 +343,11 @@ Result<std::unique_ptr<AggregateBox>> AggregateBox::make(const AggregateParams& 
   Result<Schema> output = params.output_schema(input);
   if (!output) return fail(output.error().message);
   const Schema& out = output.value();
-  auto s = std::make_unique<State>(input);
+  std::vector<Field> group_fields;
+  for (const std::string& name : params.group_by) {
+    group_fields.push_back(input.field(*input.index_of(name)));
+  }
+  auto s = std::make_unique<State>(input, std::move(group_fields));
   s->time = params.window.kind == WindowKind::time;
   if (s->time) {
     const Field& f = input.field(*input.index_of(params.window.field));
@@ -617,16 +385,9 @@ Result<std::unique_ptr<AggregateBox>> AggregateBox::make(const AggregateParams& 
   s->group_stride = s->ring * s->pane_bytes;
   s->merged.resize(s->pane_bytes);
   for (std::size_t i = 0; i < params.group_by.size(); ++i) {
-    s->key_in.push_back(input.field(*input.index_of(params.group_by[i])));
     s->key_out.push_back(out.field(i).offset);
-    s->key_bytes += s->key_in.back().width;
   }
   s->key_out_window = out.field(params.group_by.size()).offset;
-  s->key_scratch.resize(s->key_bytes);
-  s->key_mode = s->key_in.empty()                                  ? KeyMode::none
-                : (s->key_in.size() == 1 && s->key_bytes == 8)     ? KeyMode::word
-                                                                    : KeyMode::bytes;
-  if (s->key_mode != KeyMode::none) s->grow_slots();
   if (s->time) s->pane_ring.resize(s->ring);
   return std::unique_ptr<AggregateBox>(new AggregateBox(std::move(s), out, batch_rows));
 }
@@ -669,6 +430,6 @@ void AggregateBox::on_end() {
 }
 
 std::uint64_t AggregateBox::dropped_late() const noexcept { return state_->dropped; }
-std::size_t AggregateBox::group_count() const noexcept { return state_->groups; }
+std::size_t AggregateBox::group_count() const noexcept { return state_->groups.size(); }
 
 }  // namespace boreal::ops

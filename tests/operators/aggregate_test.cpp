@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -415,6 +416,50 @@ TEST(AggregateBox, ManyGroupsGrowTheTable) {
   EXPECT_EQ(box->group_count(), 5000u);
   ASSERT_EQ(out.rows.size(), 5000u);
   EXPECT_EQ(out.rows[4999], std::to_string(4999 * 7919) + "|0|2|3");
+}
+
+TEST(AggregateBox, TimestampAndI32TimeFields) {
+  const Schema ts_schema = Schema::parse("t:timestamp,v:i32").value();
+  for (const char* type : {"timestamp", "i32"}) {
+    SCOPED_TRACE(type);
+    const Schema schema = Schema::parse(std::string("t:") + type + ",v:i32").value();
+    AggregateParams p{.window = {.kind = WindowKind::time, .field = "t", .size = 100, .slide = 50},
+                      .aggregates = {{"sum", "v", "s"}, {"last", "v", "l"}}};
+    auto box = AggregateBox::make(p, schema).value();
+    Collect out(box->output(0).schema());
+    box->output(0).connect(&out);
+    OwnedBatch batch(schema, 3);
+    for (std::int64_t t : {-20, 40, 170}) {
+      MutRow row = batch.append();
+      if (schema == ts_schema) {
+        FieldRef<Timestamp>{0}.set(row, Timestamp(std::chrono::nanoseconds(t)));
+      } else {
+        FieldRef<std::int32_t>{0}.set(row, static_cast<std::int32_t>(t));
+      }
+      FieldRef<std::int32_t>::bind(schema, "v").value().set(row, static_cast<std::int32_t>(t / 10));
+    }
+    box->process(0, batch);
+    box->finish(0);
+    EXPECT_EQ(out.rows, (std::vector<std::string>{"-100|0|-2|-2", "-50|50|2|4", "0|100|4|4",
+                                                  "100|200|17|17", "150|250|17|17"}));
+    EXPECT_EQ(box->output(0).schema().field(0).type,
+              schema == ts_schema ? FieldType::timestamp : FieldType::i64);
+  }
+}
+
+TEST(AggregateBox, TickWithoutTimeoutDoesNothing) {
+  for (bool time : {false, true}) {
+    auto p = time ? time_params(10, 10, {{"count", "", "n"}}) : count_params(10, 10, {{"count", "", "n"}});
+    auto box = AggregateBox::make(p, input_schema()).value();
+    Collect out(box->output(0).schema());
+    box->output(0).connect(&out);
+    box->process(0, make_batch(seq_input({{3, 1}, {5, 1}}), 0, 2));
+    box->tick(std::numeric_limits<std::int64_t>::max());
+    box->output(0).flush();
+    EXPECT_TRUE(out.rows.empty());
+    box->finish(0);
+    EXPECT_EQ(out.rows.size(), 1u);
+  }
 }
 
 // ---- bad parameters ----
