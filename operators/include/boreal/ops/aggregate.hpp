@@ -29,7 +29,8 @@
 // stream. A tuple whose time is at most `slack` behind the highest time seen is placed in its
 // windows; windows close only when highest - slack passes their end. An older tuple is
 // dropped and counted (dropped_late()). With distinct times, any input order within the
-// slack gives the same output as the sorted input.
+// slack gives the same output as the sorted input (f64 sums and averages up to rounding:
+// floating-point addition follows arrival order).
 //
 // Timeout (time windows only): tick(now), `now` in the time field's unit. When
 // now - highest time seen >= timeout, every window holding a tuple is emitted (as at the end
@@ -53,8 +54,8 @@
 // is a dense id in first-seen order. Windows are built from panes of gcd(size, slide)
 // tuples or time units: each group keeps a ring of pane partial aggregates, a window is the
 // merge of its size/gcd panes when it closes. Tumbling windows are one pane. The ring holds
-// (size + slack)/gcd + 2 panes rounded up to a power of two; validate() limits that to
-// kMaxPanes. After a group exists, a tuple allocates nothing.
+// size/gcd + slack/gcd + 2 panes rounded up to a power of two (slack 0 for count windows);
+// validate() limits that count to kMaxPanes. After a group exists, a tuple allocates nothing.
 //
 // Threads: one thread at a time (like every Box). Nothing blocks.
 #pragma once
