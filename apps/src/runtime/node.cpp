@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include <boreal/ops/latency_histogram.hpp>
 #include <boreal/ops/schema.hpp>
 #include <boreal/transport/agent_runner.hpp>
 #include <boreal/transport/crc32c.hpp>
 #include <boreal/transport/event_loop.hpp>
 #include <boreal/transport/inproc_medium.hpp>
-#include <boreal/transport/latency_histogram.hpp>
 #include <boreal/transport/rate_estimator.hpp>
 #include <boreal/transport/tcp_medium.hpp>
 
@@ -296,7 +296,7 @@ class SinkTask final : public transport::FrameSink {
   std::uint64_t lost_ = 0;
   std::uint64_t duplicated_ = 0;
   std::uint64_t out_of_order_ = 0;
-  transport::LatencyHistogram latency_;
+  ops::LatencyHistogram latency_;
 
  private:
   void check(const transport::FrameView& frame, std::uint32_t count) {

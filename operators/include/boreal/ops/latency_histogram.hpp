@@ -31,9 +31,9 @@
 #include <utility>
 #include <vector>
 
-#include <boreal/transport/error.hpp>
+#include <boreal/ops/error.hpp>
 
-namespace boreal::transport {
+namespace boreal::ops {
 
 class LatencyHistogram {
  public:
@@ -94,7 +94,7 @@ class LatencyHistogram {
   // Adds `count` values to bucket `index`, as a peer's export delivers them. Since the exact
   // values are unknown, min and max move to the bucket's lowest and highest value and the
   // sum grows by count × the bucket's midpoint, so after an import min(), max() and mean()
-  // carry the same ≤ 1/128 error as percentile(). A protocol error (naming the index and
+  // carry the same ≤ 1/128 error as percentile(). An Error (naming the index and
   // the valid range) for an index ≥ kBucketCount, or when the total count or the sum would
   // overflow 64 bits; the histogram is then unchanged. A count of 0 is a no-op.
   [[nodiscard]] Result<void> add_bucket(std::uint32_t index, std::uint64_t count);
@@ -130,4 +130,4 @@ class LatencyHistogram {
   std::int64_t max_ = 0;
 };
 
-}  // namespace boreal::transport
+}  // namespace boreal::ops

@@ -1,10 +1,10 @@
-#include <boreal/transport/latency_histogram.hpp>
+#include <boreal/ops/latency_histogram.hpp>
 
 #include <cassert>
 #include <cmath>
 #include <string>
 
-namespace boreal::transport {
+namespace boreal::ops {
 namespace {
 
 // The rank (1-based) of percentile p among count values: ⌈p/100 · count⌉, at least 1.
@@ -59,9 +59,8 @@ std::vector<LatencyHistogram::Bucket> LatencyHistogram::nonzero_buckets() const 
 
 Result<void> LatencyHistogram::add_bucket(std::uint32_t index, std::uint64_t count) {
   if (index >= kBucketCount) {
-    return fail(ErrorCategory::protocol, 0,
-                "latency histogram: bucket index " + std::to_string(index) +
-                    " is out of range (0.." + std::to_string(kBucketCount - 1) + ")");
+    return fail("latency histogram: bucket index " + std::to_string(index) +
+                " is out of range (0.." + std::to_string(kBucketCount - 1) + ")");
   }
   if (count == 0) return success();
   const std::int64_t lowest = bucket_lowest(index);
@@ -73,9 +72,8 @@ Result<void> LatencyHistogram::add_bucket(std::uint32_t index, std::uint64_t cou
   if (__builtin_add_overflow(count_, count, &new_count) ||
       __builtin_mul_overflow(count, midpoint, &added_sum) ||
       __builtin_add_overflow(sum_, added_sum, &new_sum)) {
-    return fail(ErrorCategory::protocol, 0,
-                "latency histogram: bucket " + std::to_string(index) + " with count " +
-                    std::to_string(count) + " overflows the histogram's 64-bit count or sum");
+    return fail("latency histogram: bucket " + std::to_string(index) + " with count " +
+                std::to_string(count) + " overflows the histogram's 64-bit count or sum");
   }
   counts_[index] += count;
   count_ = new_count;
@@ -116,4 +114,4 @@ std::int64_t LatencyHistogram::bucket_highest(std::uint32_t index) noexcept {
   return bucket_lowest(index) + (std::int64_t{1} << (k - kSubBucketBits)) - 1;
 }
 
-}  // namespace boreal::transport
+}  // namespace boreal::ops
