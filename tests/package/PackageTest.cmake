@@ -1,13 +1,15 @@
 # The install/package test, included by tests/CMakeLists.txt. It checks that `cmake --install`
 # produces a package an outside project can use: tests/package is such a project
-# (find_package(boreal), links boreal::operators only). Four ctest tests, chained by fixtures
-# so that `ctest -R package.run` runs the whole chain in order:
+# (find_package(boreal), links boreal::operators only). Five ctest tests, chained by fixtures
+# so that `ctest -R package.run` (or package.embed) runs the whole chain in order:
 #
 #   package.clean    empties the scratch prefix and the consumer's build dir, so that files
 #                    left by an earlier run cannot hide a file the install no longer provides
 #   package.install  cmake --install <this build> --prefix <scratch prefix>
 #   package.build    configures and builds the consumer against that prefix only
 #   package.run      runs it and compares its checksum line with the known value
+#   package.embed    runs the embedding example (apps/examples/embed.cpp, built by the
+#                    consumer project from the source tree) and checks its self-checked summary
 #
 # package.install installs what the default target built, so build everything first
 # (`ninja -C <build>`, then `ctest -R package`).
@@ -33,7 +35,8 @@ set(_consumer_options
     -DBOREAL_EXPECTED_DIR=${_package_prefix}/${CMAKE_INSTALL_LIBDIR}/cmake/boreal
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
     -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
-    -DCMAKE_BUILD_TYPE=$<CONFIG>)
+    -DCMAKE_BUILD_TYPE=$<CONFIG>
+    -DBOREAL_EMBED_EXAMPLE=${PROJECT_SOURCE_DIR}/apps/examples/embed.cpp)
 if(BOREAL_SANITIZE)
   string(REPLACE ";" "," _package_san "${BOREAL_SANITIZE}")
   list(APPEND _consumer_options -DCMAKE_CXX_FLAGS=-fsanitize=${_package_san}
@@ -59,5 +62,13 @@ set_tests_properties(package.run PROPERTIES
   PASS_REGULAR_EXPRESSION
     "consumer: rows=100 tuple_bytes=40 schema_hash=e958737c35b612e9 seq=4950 ts=4950 price=1237\\.50 ok=34 sym_bytes=290 payload_fnv=3fb6a7ab41c8b90a\n")
 
-set_tests_properties(package.clean package.install package.build package.run
+# The example checks its own result (the windows' counts add up to the rows that passed the
+# filter, counted from the generator directly) and prints "ok" only then; the numbers pin the
+# generator's output for its seed (10,000 rows, 5,023 with price > 50, 8 keys x 2 windows).
+add_test(NAME package.embed COMMAND ${CMAKE_COMMAND} -E env ${_package_build}/embed)
+set_tests_properties(package.embed PROPERTIES
+  FIXTURES_REQUIRED boreal_package_built
+  PASS_REGULAR_EXPRESSION "embed: generated=10000 passed=5023 windows=16 counted=5023 ok\n")
+
+set_tests_properties(package.clean package.install package.build package.run package.embed
                      PROPERTIES LABELS package TIMEOUT 60)
