@@ -189,36 +189,49 @@ void Map::process(std::size_t port, const BatchView& batch) {
         case ValueKind::string: break;  // copied row by row below
       }
     }
-    for (std::size_t i = 0; i < count; ++i) {
-      MutRow row = out.append();
-      std::byte* data = row.data();
+    // Fill a block of output rows a column at a time: one type dispatch per column and
+    // block, then a tight loop over the rows.
+    const std::uint32_t stride = out.schema().tuple_bytes();
+    for (std::size_t done = 0; done < count;) {
+      const Output::RowBlock block = out.append_block(count - done);
       for (const Column& c : columns_) {
-        std::byte* at = data + c.offset;
+        std::byte* at = block.data + c.offset;
+        const bool from_float = c.expr.kind() == ValueKind::floating;
         switch (c.type) {
           case FieldType::i64:
-          case FieldType::timestamp: {
-            const std::int64_t v =
-                c.expr.kind() == ValueKind::floating ? to_int64(c.floats[i]) : c.ints[i];
-            std::memcpy(at, &v, 8);
+          case FieldType::timestamp:
+            for (std::size_t r = 0; r < block.rows; ++r, at += stride) {
+              const std::int64_t v = from_float ? to_int64(c.floats[done + r]) : c.ints[done + r];
+              std::memcpy(at, &v, 8);
+            }
             break;
-          }
-          case FieldType::i32: {
-            const std::int32_t v = c.expr.kind() == ValueKind::floating
-                                       ? to_int32(c.floats[i])
-                                       : static_cast<std::int32_t>(c.ints[i]);
-            std::memcpy(at, &v, 4);
+          case FieldType::i32:
+            for (std::size_t r = 0; r < block.rows; ++r, at += stride) {
+              const std::int32_t v = from_float ? to_int32(c.floats[done + r])
+                                                : static_cast<std::int32_t>(c.ints[done + r]);
+              std::memcpy(at, &v, 4);
+            }
             break;
-          }
-          case FieldType::f64: std::memcpy(at, &c.floats[i], 8); break;
-          case FieldType::boolean: *at = std::byte(c.ints[i] != 0 ? 1 : 0); break;
-          case FieldType::str: {
-            const std::string_view s = c.expr.eval_str(batch.row(first + i));
-            const std::size_t n = std::min<std::size_t>(s.size(), c.width);
-            if (n > 0) std::memcpy(at, s.data(), n);  // the rest is already zero (append)
+          case FieldType::f64:
+            for (std::size_t r = 0; r < block.rows; ++r, at += stride) {
+              std::memcpy(at, &c.floats[done + r], 8);
+            }
             break;
-          }
+          case FieldType::boolean:
+            for (std::size_t r = 0; r < block.rows; ++r, at += stride) {
+              *at = std::byte(c.ints[done + r] != 0 ? 1 : 0);
+            }
+            break;
+          case FieldType::str:
+            for (std::size_t r = 0; r < block.rows; ++r, at += stride) {
+              const std::string_view s = c.expr.eval_str(batch.row(first + done + r));
+              const std::size_t n = std::min<std::size_t>(s.size(), c.width);
+              if (n > 0) std::memcpy(at, s.data(), n);  // the rest is already zero
+            }
+            break;
         }
       }
+      done += block.rows;
     }
   }
 }

@@ -216,6 +216,25 @@ TEST(Batch, AppendFillsUpToCapacityThenIsFull) {
   EXPECT_EQ(seq.get(batch.row(4)), 4);
 }
 
+TEST(Batch, AppendNAddsZeroedRowsBackToBack) {
+  const Schema schema = schema_of("seq:i64,pad:str8");
+  std::vector<std::byte> buffer(4 * schema.tuple_bytes(), std::byte{0xab});
+  Batch batch(buffer, schema);
+  (void)batch.append();
+  MutRow first = batch.append_n(3);
+  EXPECT_EQ(batch.size(), 4u);
+  EXPECT_TRUE(batch.full());
+  EXPECT_EQ(first.data(), buffer.data() + schema.tuple_bytes());
+  EXPECT_EQ(bytes_at(first, 0, 3 * 16), (std::vector<unsigned char>(48, 0)));
+}
+
+TEST(BatchDeathTest, AppendNPastCapacityAborts) {
+  const Schema schema = schema_of("seq:i64");
+  OwnedBatch batch(schema, 2);
+  (void)batch.append();
+  EXPECT_DEATH((void)batch.append_n(2), "Batch::append on a full batch \\(capacity 2 rows\\)");
+}
+
 TEST(BatchDeathTest, AppendToAFullBatchAborts) {
   const Schema schema = schema_of("seq:i64");
   OwnedBatch batch(schema, 2);

@@ -305,6 +305,16 @@ class Batch : public BatchView {
     std::memset(at, 0, tuple_bytes_);
     return MutRow(at);
   }
+  // Adds `n` zeroed rows at once and returns the first; the others follow it back to back.
+  // Precondition: size() + n <= capacity_rows(), checked in every build type (aborts).
+  MutRow append_n(std::size_t n) noexcept {
+    if (n > capacity_ - size_) [[unlikely]]
+      overflow();
+    std::byte* at = buffer_.data() + size_ * tuple_bytes_;
+    std::memset(at, 0, n * tuple_bytes_);
+    size_ += n;
+    return MutRow(at);
+  }
   // Adds a copy of `source`, a row of the same schema. Same precondition as append().
   MutRow append_copy(Row source) noexcept {
     if (full()) [[unlikely]]

@@ -18,6 +18,7 @@
 // concrete type) that validates first; its Error joins the problems, one per line.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -64,6 +65,20 @@ class Output {
     ++rows_;
     return batch_.append_copy(row);
   }
+  // Up to `n` (≥ 1) zeroed rows at once, back to back in the current batch (handed on first
+  // if full), for boxes that fill a column at a time. Returns how many rows it gave (≥ 1,
+  // fewer than `n` when the batch has less room); row i is at data + i * tuple_bytes.
+  struct RowBlock {
+    std::byte* data = nullptr;
+    std::size_t rows = 0;
+  };
+  RowBlock append_block(std::size_t n) {
+    if (batch_.full()) deliver();
+    const std::size_t rows = std::min(n, batch_.capacity_rows() - batch_.size());
+    rows_ += rows;
+    return {batch_.append_n(rows).data(), rows};
+  }
+
   // Hands on the rows appended so far, if any.
   void flush() {
     if (!batch_.empty()) deliver();
