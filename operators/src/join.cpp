@@ -6,31 +6,17 @@
 #include <cstring>
 #include <limits>
 
+#include "numeric_read.hpp"
+
 namespace boreal::ops {
 
 namespace {
 
 using NumKind = JoinBox::NumKind;
 
-std::int64_t read_int(const std::byte* row, std::uint32_t offset, NumKind kind) noexcept {
-  if (kind == NumKind::i32) {
-    std::int32_t v;
-    std::memcpy(&v, row + offset, sizeof v);
-    return v;
-  }
-  std::int64_t v;
-  std::memcpy(&v, row + offset, sizeof v);
-  return v;
-}
 
-double read_double(const std::byte* row, std::uint32_t offset, NumKind kind) noexcept {
-  if (kind == NumKind::f64) {
-    double v;
-    std::memcpy(&v, row + offset, sizeof v);
-    return v;
-  }
-  return static_cast<double>(read_int(row, offset, kind));
-}
+using detail::read_double;
+using detail::read_int;
 
 // |a - b| as an exact unsigned value (the difference of two int64 always fits in uint64).
 std::uint64_t abs_diff(std::int64_t a, std::int64_t b) noexcept {

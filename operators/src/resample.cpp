@@ -6,6 +6,8 @@
 #include <set>
 #include <utility>
 
+#include "numeric_read.hpp"
+
 namespace boreal::ops {
 
 namespace {
@@ -26,25 +28,9 @@ bool is_time_type(FieldType type) {
   return type == FieldType::timestamp || type == FieldType::i64 || type == FieldType::i32;
 }
 
-std::int64_t read_int(const std::byte* row, std::uint32_t offset, Kind kind) noexcept {
-  if (kind == Kind::i32) {
-    std::int32_t v;
-    std::memcpy(&v, row + offset, sizeof v);
-    return v;
-  }
-  std::int64_t v;
-  std::memcpy(&v, row + offset, sizeof v);
-  return v;
-}
 
-double read_double(const std::byte* row, std::uint32_t offset, Kind kind) noexcept {
-  if (kind == Kind::f64) {
-    double v;
-    std::memcpy(&v, row + offset, sizeof v);
-    return v;
-  }
-  return static_cast<double>(read_int(row, offset, kind));
-}
+using detail::read_double;
+using detail::read_int;
 
 // The first multiple of `interval` (> 0) at or after t; false if it exceeds int64.
 bool grid_at_or_after(std::int64_t t, std::int64_t interval, std::int64_t& out) noexcept {

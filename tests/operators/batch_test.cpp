@@ -13,19 +13,17 @@
 
 #include <gtest/gtest.h>
 
+#include "operators/ops_test_support.hpp"
+
 namespace boreal::ops {
 namespace {
+
+using test_support::schema_of;
 
 using namespace std::string_view_literals;
 
 // One field of every type; layout: id@0 n@8 x@16 ok@24 ts@32 sym@40, 48 bytes a tuple.
 constexpr std::string_view kAllTypes = "id:i32,n:i64,x:f64,ok:bool,ts:timestamp,sym:str8";
-
-Schema schema_of(std::string_view text) {
-  Result<Schema> schema = Schema::parse(text);
-  EXPECT_TRUE(schema) << schema.error().describe();
-  return std::move(schema).value();
-}
 
 template <class T>
 FieldRef<T> bind_ok(const Schema& schema, std::string_view name) {

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "operators/ops_test_support.hpp"
+
 #include <boreal/ops/bsort.hpp>
 #include <boreal/ops/split.hpp>
 #include <boreal/ops/union.hpp>
@@ -16,17 +18,8 @@
 namespace boreal::ops {
 namespace {
 
-Schema schema_of(std::string_view text) {
-  Result<Schema> schema = Schema::parse(text);
-  EXPECT_TRUE(schema) << schema.error().describe();
-  return std::move(schema).value();
-}
-
-template <class T>
-std::unique_ptr<T> ok(Result<std::unique_ptr<T>> made) {
-  EXPECT_TRUE(made) << made.error().describe();
-  return std::move(made).value();
-}
+using test_support::schema_of;
+using test_support::ok;
 
 std::string error_of(const Result<void>& result) {
   EXPECT_FALSE(result) << "unexpectedly succeeded";

@@ -10,33 +10,13 @@
 
 #include <gtest/gtest.h>
 
+#include "operators/ops_test_support.hpp"
+
 namespace boreal::ops {
 namespace {
 
-Schema schema_of(std::string_view text) {
-  Result<Schema> schema = Schema::parse(text);
-  EXPECT_TRUE(schema) << schema.error().describe();
-  return std::move(schema).value();
-}
-
-// One row as text, field by field: "ts,sym,k,px".
-std::string format_row(const Schema& schema, Row row) {
-  std::string out;
-  for (const Field& f : schema.fields()) {
-    if (!out.empty()) out += ',';
-    switch (f.type) {
-      case FieldType::i32: out += std::to_string(FieldRef<std::int32_t>{f.offset}.get(row)); break;
-      case FieldType::i64: out += std::to_string(FieldRef<std::int64_t>{f.offset}.get(row)); break;
-      case FieldType::f64: out += std::to_string(FieldRef<double>{f.offset}.get(row)); break;
-      case FieldType::boolean: out += FieldRef<bool>{f.offset}.get(row) ? "true" : "false"; break;
-      case FieldType::timestamp:
-        out += std::to_string(FieldRef<Timestamp>{f.offset}.get(row).time_since_epoch().count());
-        break;
-      case FieldType::str: out += FieldRef<std::string_view>{f.offset, f.width}.get(row); break;
-    }
-  }
-  return out;
-}
+using test_support::schema_of;
+using test_support::format_row;
 
 class Collect final : public BatchConsumer {
  public:

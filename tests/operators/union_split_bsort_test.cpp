@@ -19,22 +19,15 @@
 
 #include <gtest/gtest.h>
 
+#include "operators/ops_test_support.hpp"
+
 #include <boreal/ops/graph.hpp>
 
 namespace boreal::ops {
 namespace {
 
-Schema schema_of(std::string_view text) {
-  Result<Schema> schema = Schema::parse(text);
-  EXPECT_TRUE(schema) << schema.error().describe();
-  return std::move(schema).value();
-}
-
-template <class T>
-std::unique_ptr<T> ok(Result<std::unique_ptr<T>> made) {
-  EXPECT_TRUE(made) << made.error().describe();
-  return std::move(made).value();
-}
+using test_support::schema_of;
+using test_support::ok;
 
 template <class T>
 std::string error_of(const Result<T>& result) {
