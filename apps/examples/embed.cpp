@@ -71,8 +71,7 @@ int main() {
       {.group_by = {"key"},
        .window = {.kind = ops::WindowKind::time, .field = "ts", .size = 5'000'000'000,
                   .slide = 5'000'000'000},
-       .aggregates = {{"count", "", "n"}, {"sum", "qty", "qty"}, {"max", "price", "top"}},
-       .timeout = std::nullopt},
+       .aggregates = {{"count", "", "n"}, {"sum", "qty", "qty"}, {"max", "price", "top"}}},
       filter.value()->output(0).schema());
   if (!aggregate) return failed("aggregate", aggregate.error());
   const ops::Schema result_schema = aggregate.value()->output(0).schema();

@@ -98,7 +98,7 @@ struct AggregateParams {
   std::vector<std::string> group_by;
   WindowSpec window;
   std::vector<AggregateField> aggregates;
-  std::optional<std::int64_t> timeout;  // time windows only, time-field units, > 0
+  std::optional<std::int64_t> timeout{};  // time windows only, time-field units, > 0
   std::uint64_t slack = 0;              // time windows only, time-field units
 
   // Every problem, each with its `where` ("params.window.size", "params.aggregates[1].field").
