@@ -105,7 +105,7 @@ TEST_P(EveryWaitMode, AllTuplesArriveOnceInOrderWithTheSendersChecksum) {
   TempDir dir;
   const auto spec = dir.file("net.yaml", two_nodes("{rate: 200000, tuples: 100000, seed: 7}", "{kind: check}"));
   const auto lines_path = dir.file("run.jsonl");
-  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --free-ports --quiet --wait " +
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --free-ports --quiet --wait " +
                        GetParam() + " --json " + lines_path);
   ASSERT_EQ(out.status, 0) << out.text;
 
@@ -151,7 +151,7 @@ TEST(SlowSink, SenderStallsOnCreditAndNothingIsLost) {
                             "{medium: tcp, wait: sleep, batch_bytes: 640, window: 8}"));
   const auto lines_path = dir.file("run.jsonl");
   const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
-                       " --free-ports --quiet --json " + lines_path);
+                       " --timeout 60 --free-ports --quiet --json " + lines_path);
   ASSERT_EQ(out.status, 0) << out.text;
   const auto lines = read_json_lines(lines_path);
   const json& summary = lines.back();
@@ -239,7 +239,7 @@ TEST(BadInput, NodeRefusesBadConnectionsAndKeepsServingItsLinks) {
 
   Output out;
   std::thread launcher([&] {
-    out = run(std::string(BOREAL_BIN) + " launch " + spec + " --quiet --json " + lines_path);
+    out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --quiet --json " + lines_path);
   });
   std::vector<std::byte> garbage(64, std::byte{0x5A});
   auto truncated = hello_frame(boreal::transport::kFrameVersion, 1);
@@ -281,7 +281,7 @@ TEST(OneNode, AStreamInsideANodeRunsOverInproc) {
                              "  - {name: gen, type: source, node: solo, out: s, schema: tick, params: {rate: max, tuples: 250000}}\n"
                              "  - {name: sink, type: sink, node: solo, in: s, schema: tick}\n");
   const auto lines_path = dir.file("run.jsonl");
-  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --quiet --wait block --json " + lines_path);
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --quiet --wait block --json " + lines_path);
   ASSERT_EQ(out.status, 0) << out.text;
   const auto lines = read_json_lines(lines_path);
   const json& summary = lines.back();
