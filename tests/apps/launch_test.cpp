@@ -297,6 +297,31 @@ TEST(OneNode, AStreamInsideANodeRunsOverInproc) {
   EXPECT_NE(refused.text.find("an inproc link stays inside one process"), std::string::npos) << refused.text;
 }
 
+TEST(Timeout, ALaunchThatRunsTooLongStopsItsNodesAndSaysSo) {
+  TempDir dir;
+  // 1,000 tuples at 10 per second would take 100 s.
+  const auto spec = dir.file("net.yaml", two_nodes("{rate: 10, tuples: 1000}", "{kind: check}"));
+  const auto lines_path = dir.file("run.jsonl");
+  const auto started = std::chrono::steady_clock::now();
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
+                       " --timeout 1.5 --free-ports --quiet --json " + lines_path);
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(out.status, 1) << out.text;
+  EXPECT_LT(took, std::chrono::seconds(30));
+  EXPECT_NE(out.text.find("node 'src' did not finish within 1500 ms and was stopped"), std::string::npos)
+      << out.text;
+  // Stopped nodes still report what they did.
+  const auto lines = read_json_lines(lines_path);
+  const json* sender = find_kind(lines, "node", "src");
+  const json* receiver = find_kind(lines, "node", "dst");
+  ASSERT_NE(sender, nullptr);
+  ASSERT_NE(receiver, nullptr);
+  EXPECT_GT((*sender)["tuples_sent"].get<std::uint64_t>(), 0u);
+  EXPECT_LT((*sender)["tuples_sent"].get<std::uint64_t>(), 1000u);
+  EXPECT_NE((*receiver)["errors"].dump().find("was stopped before its streams finished"),
+            std::string::npos) << (*receiver)["errors"].dump();
+}
+
 TEST(Usage, BadFileAndFlagsGetClearErrors) {
   TempDir dir;
   const auto missing = run(std::string(BOREAL_BIN) + " launch " + dir.file("nope.yaml"));

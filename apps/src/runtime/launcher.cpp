@@ -92,7 +92,7 @@ void drain(Child& child, const LaunchOptions& options) {
     } else if (errno == EINTR) {
       continue;
     }
-    return;
+    return;  // EAGAIN: nothing more for now
   }
 }
 
@@ -118,6 +118,8 @@ transport::Result<Child> spawn(const std::string& node, const std::vector<std::s
     return fail(ErrorCategory::io, rc,
                 "cannot start node '" + node + "' (" + executable + "): " + std::strerror(rc));
   }
+  // Our end never blocks: drain() reads what is there and returns to the poll loop.
+  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
   Child child;
   child.node = node;
   child.pid = pid;
