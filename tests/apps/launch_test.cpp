@@ -136,6 +136,9 @@ TEST_P(EveryWaitMode, AllTuplesArriveOnceInOrderWithTheSendersChecksum) {
   EXPECT_EQ((*receiver)["links"][0]["state"], "finished");
   EXPECT_EQ((*receiver)["links"][0]["stats"]["tuples"], 100000);
   EXPECT_GT((*receiver)["wait_stats"]["polls"].get<std::uint64_t>(), 0u);
+  // Tuples are stamped with their scheduled send time, never one in the future.
+  EXPECT_EQ((*receiver)["latency_us"]["samples"], 100000);
+  EXPECT_EQ((*receiver)["latency_us"]["negative"], 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Loopback, EveryWaitMode,

@@ -208,7 +208,10 @@ class SourceTask {
   void start(SteadyTime now) {
     started_ = true;
     t0_ = now;
-    t0_real_ = realtime_ns();
+    // The wall-clock time of `now`, not of this moment: the thread may have been preempted
+    // since `now` was read, and stamping from a later origin would date tuples in the future.
+    const auto since_now = std::chrono::steady_clock::now() - now;
+    t0_real_ = realtime_ns() - std::chrono::duration_cast<std::chrono::nanoseconds>(since_now).count();
     capacity_ = std::max<std::uint32_t>(1, link_.max_payload_bytes() / layout_.tuple_bytes);
   }
 
@@ -685,7 +688,8 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     const auto& h = sink->latency_;
     if (h.count() > 0) {
       report.latency = {to_us(h.percentile(50.0)), to_us(h.percentile(99.0)),
-                        to_us(h.percentile(99.9)), to_us(h.max()), h.count()};
+                        to_us(h.percentile(99.9)), to_us(h.max()), h.count(),
+                        h.negative_count()};
     }
     count_syscalls(link.stats());
     LinkReport lr{"", "recv", std::string(transport::to_string(link.state())), "", link.stats()};

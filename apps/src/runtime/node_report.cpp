@@ -102,12 +102,12 @@ transport::MachineCpuReport machine_from_json(const json& j) {
 
 json to_json(const LatencySummary& l) {
   return {{"p50", l.p50_us}, {"p99", l.p99_us}, {"p999", l.p999_us}, {"max", l.max_us},
-          {"samples", l.samples}};
+          {"samples", l.samples}, {"negative", l.negative}};
 }
 
 LatencySummary latency_from_json(const json& j) {
   return {j.value("p50", 0.0), j.value("p99", 0.0), j.value("p999", 0.0), j.value("max", 0.0),
-          j.value("samples", 0ULL)};
+          j.value("samples", 0ULL), j.value("negative", 0ULL)};
 }
 
 std::string host_name() {

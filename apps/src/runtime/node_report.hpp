@@ -35,6 +35,7 @@ struct LatencySummary {
   double p999_us = 0;
   double max_us = 0;
   std::uint64_t samples = 0;
+  std::uint64_t negative = 0;  // tuples that arrived before their timestamp (a clock problem)
 };
 
 struct NodeReport {
