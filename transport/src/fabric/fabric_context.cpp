@@ -1,0 +1,265 @@
+#include "fabric/fabric_context.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <utility>
+
+#include <boost/asio/error.hpp>
+
+namespace boreal::transport::fabric_medium {
+namespace {
+
+constexpr std::uint32_t kApiVersion = FI_VERSION(1, 17);
+constexpr std::uint64_t kNeededCaps = FI_MSG | FI_TAGGED;
+constexpr std::size_t kCqDepth = 1024;
+
+struct InfoDeleter {
+  void operator()(fi_info* info) const noexcept { fi_freeinfo(info); }
+};
+using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
+
+// Hints: what boreal needs plus every mr_mode bit it can honour (TRANSPORT_NOTES §1.2).
+InfoPtr make_hints(const std::string& provider, bool full) {
+  InfoPtr hints(fi_allocinfo());
+  if (!hints) return hints;
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+  if (full) {
+    hints->caps = kNeededCaps;
+    hints->mode = FI_CONTEXT;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+                                  FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->av_type = FI_AV_TABLE;
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAS;
+  }
+  return hints;
+}
+
+std::string strerror_of(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
+
+}  // namespace
+
+Registration& Registration::operator=(Registration&& other) noexcept {
+  if (this != &other) {
+    if (mr_) fi_close(&mr_->fid);
+    mr_ = std::exchange(other.mr_, nullptr);
+  }
+  return *this;
+}
+
+Registration::~Registration() {
+  if (mr_) fi_close(&mr_->fid);
+}
+
+void* Registration::desc() const noexcept { return mr_ ? fi_mr_desc(mr_) : nullptr; }
+std::uint64_t Registration::key() const noexcept { return mr_ ? fi_mr_key(mr_) : 0; }
+
+FabricContext::FabricContext(EventLoop& loop, std::string provider)
+    : loop_(loop), provider_(std::move(provider)), recheck_(loop.context()) {}
+
+FabricContext::~FabricContext() {
+  *alive_ = false;
+  recheck_.cancel();
+  if (descriptor_) {
+    // The fd belongs to the CQ: cancel our wait and hand it back without closing it.
+    boost::system::error_code ignored;
+    descriptor_->cancel(ignored);
+    (void)descriptor_->release();
+  }
+  close_endpoint();
+  if (cq_) fi_close(&cq_->fid);
+  if (av_) fi_close(&av_->fid);
+  if (domain_) fi_close(&domain_->fid);
+  if (fabric_) fi_close(&fabric_->fid);
+  if (info_) fi_freeinfo(info_);
+}
+
+void FabricContext::close_endpoint() noexcept {
+  if (ep_) fi_close(&ep_->fid);
+  ep_ = nullptr;
+}
+
+Error FabricContext::error(const char* call, int rc) const {
+  return Error{ErrorCategory::fabric, rc,
+               std::string(call) + " (provider " + provider_ + "): " + strerror_of(rc)};
+}
+
+Result<std::unique_ptr<FabricContext>> FabricContext::open(EventLoop& loop,
+                                                           const std::string& provider,
+                                                           const std::string& host,
+                                                           std::uint16_t port, bool bind_local) {
+  std::unique_ptr<FabricContext> context(new FabricContext(loop, provider));
+  // First ask only for the provider, to tell "not here" from "lacks a capability".
+  {
+    auto hints = make_hints(provider, false);
+    fi_info* found = nullptr;
+    const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found);
+    InfoPtr any(found);
+    if (rc != 0) {
+      auto e = context->error("fi_getinfo", rc);
+      e.message += ": no reliable-datagram (FI_EP_RDM) endpoint of provider '" + provider +
+                   "' here (`fi_info -l` lists the providers)";
+      return e;
+    }
+    std::uint64_t caps = 0;
+    for (auto* i = any.get(); i; i = i->next) caps |= i->caps;
+    std::string missing;
+    if (!(caps & FI_MSG)) missing += " FI_MSG";
+    if (!(caps & FI_TAGGED)) missing += " FI_TAGGED";
+    if (!missing.empty()) {
+      return fail(ErrorCategory::fabric, -FI_ENODATA,
+                  "provider '" + provider + "' lacks" + missing + ", which fabric-msg needs");
+    }
+  }
+  auto hints = make_hints(provider, true);
+  const std::string service = std::to_string(port);
+  fi_info* found = nullptr;
+  const int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(),
+                            bind_local ? FI_SOURCE : 0, hints.get(), &found);
+  if (rc != 0) {
+    auto e = context->error("fi_getinfo", rc);
+    e.message += ": provider '" + provider + "' at " + host + ":" + service +
+                 " offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED, send-after-send order, "
+                 "FI_THREAD_DOMAIN and FI_AV_TABLE";
+    return e;
+  }
+  if (auto ok = context->setup(found, bind_local); !ok) return ok.error();
+  return context;
+}
+
+Result<void> FabricContext::setup(fi_info* info, bool bind_local) {
+  info_ = info;
+  inject_bytes_ = info->tx_attr->inject_size;
+  if (int rc = fi_fabric(info->fabric_attr, &fabric_, nullptr)) return error("fi_fabric", rc);
+  if (int rc = fi_domain(fabric_, info, &domain_, nullptr)) return error("fi_domain", rc);
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  if (int rc = fi_av_open(domain_, &av_attr, &av_, nullptr)) return error("fi_av_open", rc);
+  fi_cq_attr cq_attr{};
+  cq_attr.size = kCqDepth;
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.wait_obj = FI_WAIT_FD;
+  bool have_fd = true;
+  if (fi_cq_open(domain_, &cq_attr, &cq_, nullptr) != 0) {
+    // No wait fd (shm says -FI_ENOSYS): poll-only CQ, see the header.
+    have_fd = false;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if (int rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)) return error("fi_cq_open", rc);
+  }
+  if (int rc = fi_endpoint(domain_, info, &ep_, nullptr)) return error("fi_endpoint", rc);
+  if (int rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)) return error("fi_ep_bind(cq)", rc);
+  if (int rc = fi_ep_bind(ep_, &av_->fid, 0)) return error("fi_ep_bind(av)", rc);
+  if (int rc = fi_enable(ep_)) return error("fi_enable", rc);
+  if (have_fd) {
+    int fd = -1;
+    if (int rc = fi_control(&cq_->fid, FI_GETWAIT, &fd)) return error("fi_control(FI_GETWAIT)", rc);
+    descriptor_.emplace(loop_.context(), fd);
+  }
+  if (!bind_local) {
+    if (!info->dest_addr) {
+      return fail(ErrorCategory::fabric, -FI_EADDRNOTAVAIL,
+                  "fi_getinfo (provider " + provider_ + ") resolved no destination address");
+    }
+    const int n = fi_av_insert(av_, info->dest_addr, 1, &peer_, 0, nullptr);
+    if (n != 1) return error("fi_av_insert", n < 0 ? n : -FI_EADDRNOTAVAIL);
+  }
+  return success();
+}
+
+Result<Registration> FabricContext::register_region(std::span<std::byte> region) {
+  const auto mode = info_->domain_attr->mr_mode;
+  if (!(mode & FI_MR_LOCAL)) return Registration{};
+  fid_mr* mr = nullptr;
+  if (int rc = fi_mr_reg(domain_, region.data(), region.size(), FI_SEND | FI_RECV, 0,
+                         next_key_++, 0, &mr, nullptr)) {
+    return error("fi_mr_reg", rc);
+  }
+  Registration registration(mr);
+  if (mode & FI_MR_ENDPOINT) {
+    if (int rc = fi_mr_bind(mr, &ep_->fid, 0)) return error("fi_mr_bind", rc);
+    if (int rc = fi_mr_enable(mr)) return error("fi_mr_enable", rc);
+  }
+  return registration;
+}
+
+Result<std::vector<std::byte>> FabricContext::local_name() const {
+  std::vector<std::byte> name(256);
+  std::size_t length = name.size();
+  if (int rc = fi_getname(&ep_->fid, name.data(), &length)) return error("fi_getname", rc);
+  name.resize(length);
+  return name;
+}
+
+Result<fi_addr_t> FabricContext::insert_address(std::span<const std::byte> name) {
+  fi_addr_t address = FI_ADDR_UNSPEC;
+  const int n = fi_av_insert(av_, name.data(), 1, &address, 0, nullptr);
+  if (n != 1) return error("fi_av_insert", n < 0 ? n : -FI_EADDRNOTAVAIL);
+  return address;
+}
+
+std::uint16_t FabricContext::bound_port() const {
+  auto name = local_name();
+  if (!name) return 0;
+  const auto& bytes = name.value();
+  if (info_->addr_format == FI_SOCKADDR_IN && bytes.size() >= sizeof(sockaddr_in)) {
+    sockaddr_in in{};
+    std::memcpy(&in, bytes.data(), sizeof in);
+    return ntohs(in.sin_port);
+  }
+  if (info_->addr_format == FI_SOCKADDR_IN6 && bytes.size() >= sizeof(sockaddr_in6)) {
+    sockaddr_in6 in6{};
+    std::memcpy(&in6, bytes.data(), sizeof in6);
+    return ntohs(in6.sin6_port);
+  }
+  return 0;
+}
+
+Result<std::size_t> FabricContext::read_cq(std::span<fi_cq_tagged_entry> out) {
+  const auto n = fi_cq_read(cq_, out.data(), out.size());
+  if (n > 0) return static_cast<std::size_t>(n);
+  if (n == -FI_EAGAIN) return std::size_t{0};
+  if (n != -FI_EAVAIL) return error("fi_cq_read", static_cast<int>(n));
+  fi_cq_err_entry entry{};
+  const auto got = fi_cq_readerr(cq_, &entry, 0);
+  if (got < 0) return error("fi_cq_readerr", static_cast<int>(got));
+  auto e = error("completion", entry.err);
+  const char* detail = fi_cq_strerror(cq_, entry.prov_errno, entry.err_data, nullptr, 0);
+  const auto* op = static_cast<const OpContext*>(entry.op_context);
+  e.message += " of a " + std::string((entry.flags & FI_RECV) ? "receive" : "send") +
+               (op ? " (slot " + std::to_string(op->slot) + ")" : std::string()) +
+               (detail ? std::string(": ") + detail : std::string());
+  return e;
+}
+
+bool FabricContext::arm() {
+  if (!descriptor_) {
+    if (wait_pending_) return true;
+    wait_pending_ = true;
+    recheck_.expires_after(kNoFdRecheck);
+    recheck_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+      if (!*alive || ec == boost::asio::error::operation_aborted) return;
+      wait_pending_ = false;
+      loop_.notify();
+    });
+    return true;
+  }
+  fid* cq_fid = &cq_->fid;
+  // fi_trywait every time: it is what re-arms the fd after completions were read.
+  if (fi_trywait(fabric_, &cq_fid, 1) != FI_SUCCESS) return false;
+  if (wait_pending_) return true;
+  wait_pending_ = true;
+  descriptor_->async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                          [this, alive = alive_](const boost::system::error_code& ec) {
+                            if (!*alive || ec == boost::asio::error::operation_aborted) return;
+                            wait_pending_ = false;
+                            loop_.notify();
+                          });
+  return true;
+}
+
+}  // namespace boreal::transport::fabric_medium

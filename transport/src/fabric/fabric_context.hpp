@@ -1,0 +1,143 @@
+// One libfabric endpoint with everything it needs: fabric, domain, address vector, one
+// completion queue for both directions and, where the provider offers one, the CQ's wait fd
+// registered in an EventLoop. Private to the fabric media.
+//
+// Provider selection (fi_getinfo): endpoint FI_EP_RDM, caps FI_MSG | FI_TAGGED (a tag per
+// stream lets many links share one receiving endpoint, each with its own posted buffers),
+// send-after-send ordering, mode FI_CONTEXT (every operation's context starts with a
+// struct fi_context, see OpContext), FI_THREAD_DOMAIN (one thread owns the endpoint), an
+// FI_AV_TABLE address vector. mr_mode: we offer every bit we can honour and obey what the
+// provider returns (register_region()). tx op_flags stay 0 (TRANSPORT_NOTES §1.3.3).
+//
+// Waiting: the CQ is opened with FI_WAIT_FD; arm() calls fi_trywait and, when it succeeds,
+// waits for the fd's readability in the EventLoop (asio stream_descriptor, like the inproc
+// doorbell), so one I/O thread can block on tcp and fabric links together. A provider
+// without a wait fd (shm: -FI_ENOSYS, TRANSPORT_NOTES §1.3.5) gets a FI_WAIT_NONE CQ; there
+// arm() starts a kNoFdRecheck timer instead, so a blocking wait mode degrades to a short
+// timed wait that re-polls the CQ (fi_cq_sread is not used: on shm it ignores its timeout).
+//
+// Errors: every fi_* failure becomes Error{ErrorCategory::fabric, rc, "<call> (provider P):
+// fi_strerror"}. Threading: the thread that runs the EventLoop owns the context.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <boreal/transport/error.hpp>
+#include <boreal/transport/event_loop.hpp>
+
+namespace boreal::transport::fabric_medium {
+
+// The context of one posted operation (FI_CONTEXT mode: fi_context must come first).
+struct OpContext {
+  fi_context fi{};
+  std::uint32_t owner = 0;  // who posted it: the medium's own numbering
+  std::uint32_t slot = 0;   // buffer index within the owner
+};
+
+// A registered memory region; desc() is what fi_send/fi_recv take (nullptr when the
+// provider does not require local registration).
+class Registration {
+ public:
+  Registration() = default;
+  explicit Registration(fid_mr* mr) : mr_(mr) {}
+  Registration(Registration&& other) noexcept : mr_(std::exchange(other.mr_, nullptr)) {}
+  Registration& operator=(Registration&& other) noexcept;
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+  ~Registration();
+  [[nodiscard]] void* desc() const noexcept;
+  [[nodiscard]] std::uint64_t key() const noexcept;
+
+ private:
+  fid_mr* mr_ = nullptr;
+};
+
+class FabricContext {
+ public:
+  // Opens `provider` ("tcp;ofi_rxm", "sockets", "shm", ...). bind_local: the endpoint is
+  // bound to host:port (fi_getinfo with FI_SOURCE; the receiving side). Otherwise host:port
+  // is the destination, inserted into the AV as peer() (the sending side).
+  [[nodiscard]] static Result<std::unique_ptr<FabricContext>> open(EventLoop& loop,
+                                                                   const std::string& provider,
+                                                                   const std::string& host,
+                                                                   std::uint16_t port,
+                                                                   bool bind_local);
+  FabricContext(const FabricContext&) = delete;
+  FabricContext& operator=(const FabricContext&) = delete;
+  ~FabricContext();
+
+  [[nodiscard]] fid_ep* ep() const noexcept { return ep_; }
+  [[nodiscard]] const std::string& provider() const noexcept { return provider_; }
+  [[nodiscard]] fi_addr_t peer() const noexcept { return peer_; }
+  [[nodiscard]] std::size_t inject_bytes() const noexcept { return inject_bytes_; }
+  [[nodiscard]] bool has_wait_fd() const noexcept { return descriptor_.has_value(); }
+
+  // Registers `region` for FI_SEND | FI_RECV when the provider's mr_mode has FI_MR_LOCAL
+  // (binding it to the endpoint under FI_MR_ENDPOINT); otherwise returns an empty
+  // Registration whose desc() is nullptr.
+  [[nodiscard]] Result<Registration> register_region(std::span<std::byte> region);
+  // This endpoint's address (fi_getname), to send to a peer.
+  [[nodiscard]] Result<std::vector<std::byte>> local_name() const;
+  // Inserts a peer's fi_getname bytes into the AV.
+  [[nodiscard]] Result<fi_addr_t> insert_address(std::span<const std::byte> name);
+  // The port this endpoint is bound to, when its address is a socket address (else 0).
+  [[nodiscard]] std::uint16_t bound_port() const;
+
+  // Closes the endpoint now, cancelling its posted operations, so that the memory they
+  // point into may be freed afterwards (a provider with a progress thread, like sockets,
+  // could otherwise still write into it). Owners call it first in their destructors.
+  void close_endpoint() noexcept;
+
+  // Reads up to out.size() completions. Returns the count (0 = none); an error entry
+  // (fi_cq_readerr) or a failed read becomes an Error naming the operation's context.
+  [[nodiscard]] Result<std::size_t> read_cq(std::span<fi_cq_tagged_entry> out);
+
+  // Arms a wake-up for the next completion: false when one may be ready now (poll again).
+  [[nodiscard]] bool arm();
+
+  // "<call> (provider P): <fi_strerror>".
+  [[nodiscard]] Error error(const char* call, int rc) const;
+
+  // Without a wait fd, arm() re-polls after this long (the shm provider: 50 µs keeps a
+  // blocked thread under ~2 % of a core in timer wake-ups, TRANSPORT_NOTES §1.4 paced rates).
+  static constexpr std::chrono::microseconds kNoFdRecheck{50};
+
+ private:
+  FabricContext(EventLoop& loop, std::string provider);
+  [[nodiscard]] Result<void> setup(fi_info* info, bool bind_local);
+
+  EventLoop& loop_;
+  std::string provider_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  fi_addr_t peer_ = FI_ADDR_UNSPEC;
+  std::size_t inject_bytes_ = 0;
+  std::uint64_t next_key_ = 1;
+  std::optional<boost::asio::posix::stream_descriptor> descriptor_;
+  boost::asio::steady_timer recheck_;
+  bool wait_pending_ = false;
+};
+
+}  // namespace boreal::transport::fabric_medium

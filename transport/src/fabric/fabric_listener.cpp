@@ -1,0 +1,210 @@
+// The receiving side of a node over libfabric: one bound endpoint, its shared completion
+// queue, kHelloSlots posted hello buffers, and one FabricRecvLink per expected stream.
+#include <array>
+#include <cstring>
+
+#include <boost/endian/conversion.hpp>
+
+#include <boreal/transport/fabric_medium.hpp>
+
+#include "fabric/fabric_recv_link.hpp"
+#include "fabric/fabric_wire.hpp"
+
+namespace boreal::transport {
+namespace {
+
+using namespace fabric_medium;
+
+// Hellos in flight at once; more wait in the provider's unexpected-message queue.
+constexpr std::uint32_t kHelloSlots = 4;
+// OpContext::owner of the hello buffers; links are numbered from 1.
+constexpr std::uint32_t kOwnerHello = 0;
+
+class FabricListenerImpl final : public FabricListener, public Hub {
+ public:
+  FabricListenerImpl(EventLoop& loop, std::unique_ptr<FabricContext> context, std::string local)
+      : loop_(loop),
+        local_(std::move(local)),
+        hello_buffers_(kHelloSlots * kHelloFrameBytes),
+        context_(std::move(context)),
+        hello_ops_(kHelloSlots) {
+    loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
+  }
+  ~FabricListenerImpl() override {
+    *alive_ = false;
+    context_->close_endpoint();  // before the links free their posted buffers
+    links_.clear();
+  }
+
+  Result<void> start() {
+    auto registration = context_->register_region(hello_buffers_);
+    if (!registration) return registration.error();
+    hello_registration_ = std::move(registration).value();
+    for (std::uint32_t i = 0; i < kHelloSlots; ++i) {
+      hello_ops_[i] = OpContext{.owner = kOwnerHello, .slot = i};
+      if (auto ok = post_hello(i); !ok) return ok;
+    }
+    return success();
+  }
+
+  Result<RecvLink*> expect(const LinkOptions& options) override {
+    for (const auto& link : links_) {
+      if (link->stream_id() == options.stream_id) {
+        return fail(ErrorCategory::config, 0,
+                    "stream " + std::to_string(options.stream_id) + " is expected twice on " +
+                        local_);
+      }
+    }
+    if (options.window == 0 || options.max_payload_bytes < options.tuple_bytes ||
+        options.tuple_bytes == 0) {
+      return fail(ErrorCategory::config, 0,
+                  "link '" + options.name + "' on " + local_ +
+                      ": batch bytes must hold at least one tuple and the window must be > 0");
+    }
+    const auto owner = static_cast<std::uint32_t>(links_.size() + 1);
+    auto link = std::make_unique<FabricRecvLink>(loop_, *this, options, owner);
+    if (auto ok = link->start(); !ok) return ok.error();
+    links_.push_back(std::move(link));
+    return static_cast<RecvLink*>(links_.back().get());
+  }
+
+  int do_work() override { return progress(); }
+
+  bool arm() override { return error_ ? true : context_->arm(); }
+
+  std::uint16_t port() const override { return context_->bound_port(); }
+  const std::vector<Error>& rejected() const override { return rejected_; }
+  const Error* error() const override { return error_ ? &*error_ : nullptr; }
+
+  int progress() override {
+    if (error_) return 0;
+    std::array<fi_cq_tagged_entry, kCqBatch> entries;
+    int work = 0;
+    for (;;) {
+      auto n = context_->read_cq(entries);
+      if (!n) {
+        on_cq_error(n.error());
+        return work;
+      }
+      if (n.value() == 0) return work;
+      for (std::size_t i = 0; i < n.value(); ++i) {
+        const auto* op = static_cast<const OpContext*>(entries[i].op_context);
+        if (op->owner == kOwnerHello) {
+          on_hello(op->slot, entries[i].len);
+        } else {
+          links_[op->owner - 1]->on_received(op->slot, entries[i].len);
+        }
+        ++work;
+      }
+    }
+  }
+
+  FabricContext& context() override { return *context_; }
+
+ private:
+  Result<void> post_hello(std::uint32_t slot) {
+    const auto rc = fi_trecv(context_->ep(), hello_buffers_.data() + slot * kHelloFrameBytes,
+                             kHelloFrameBytes, hello_registration_.desc(), FI_ADDR_UNSPEC,
+                             kHelloTag, 0, &hello_ops_[slot].fi);
+    if (rc != 0) return context_->error("fi_trecv", static_cast<int>(rc));
+    return success();
+  }
+
+  // A completion error fails the link that posted the operation, or the listener.
+  void on_cq_error(const Error& error) {
+    error_ = Error{error.category, error.code, "fabric listener on " + local_ + ": " + error.message};
+    for (auto& link : links_) link->fail_link(error);
+  }
+
+  void on_hello(std::uint32_t slot, std::size_t length) {
+    const std::byte* data = hello_buffers_.data() + slot * kHelloFrameBytes;
+    handle_hello({data, length});
+    if (auto ok = post_hello(slot); !ok) on_cq_error(ok.error());
+  }
+
+  void handle_hello(std::span<const std::byte> message) {
+    constexpr std::size_t kFrame = kFrameHeaderBytes + kHelloPayloadBytes;
+    if (message.size() <= kFrame) {
+      return reject("hello message of " + std::to_string(message.size()) +
+                    " bytes carries no endpoint name");
+    }
+    const auto raw = message.first<kFrameHeaderBytes>();
+    auto header = decode_header(raw, FrameLimits{.max_payload_bytes = kHelloPayloadBytes});
+    if (header && !(header.value().flags & kFlagHello)) {
+      header = fail(ErrorCategory::protocol, 0, "first message is not a hello");
+    }
+    const auto body = message.subspan(kFrameHeaderBytes, kHelloPayloadBytes);
+    if (header) {
+      if (auto ok = verify_checksum(header.value(), raw, body); !ok) header = ok.error();
+    }
+    if (!header) return reject(header.error().message);
+    auto hello = decode_hello(body);
+    if (!hello) return reject(hello.error().message);
+    const auto& h = hello.value();
+    FabricRecvLink* link = nullptr;
+    std::string known;
+    for (auto& candidate : links_) {
+      known += (known.empty() ? "" : ", ") + std::to_string(candidate->stream_id());
+      if (candidate->stream_id() == h.stream_id) link = candidate.get();
+    }
+    if (!link) {
+      return reject("unknown stream id " + std::to_string(h.stream_id) +
+                    " (this node expects " + (known.empty() ? "none" : known) + ")");
+    }
+    const auto& o = link->options();
+    const std::string stream = "stream " + std::to_string(h.stream_id) + " '" + o.name + "'";
+    if (link->attached()) return reject(stream + " already has a sender");
+    if (h.cluster_token != o.cluster_token) return reject(stream + ": wrong cluster token");
+    if (h.schema_hash != o.schema_hash) {
+      return reject(stream + ": schema hash " + std::to_string(h.schema_hash) +
+                    " differs from " + std::to_string(o.schema_hash));
+    }
+    if (h.tuple_bytes != o.tuple_bytes) {
+      return reject(stream + ": tuple size " + std::to_string(h.tuple_bytes) +
+                    " differs from " + std::to_string(o.tuple_bytes));
+    }
+    if (h.max_payload_bytes > o.max_payload_bytes) {
+      return reject(stream + ": sender's batch bytes " + std::to_string(h.max_payload_bytes) +
+                    " exceed the receiver's " + std::to_string(o.max_payload_bytes));
+    }
+    auto peer = context_->insert_address(message.subspan(kFrame));
+    if (!peer) return reject(stream + ": " + peer.error().message);
+    link->attach(peer.value(), "peer of " + local_);
+  }
+
+  void reject(std::string why) {
+    rejected_.push_back(
+        Error{ErrorCategory::protocol, 0, "hello refused on fabric listener " + local_ + ": " + why});
+  }
+
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  EventLoop& loop_;
+  std::string local_;
+  std::vector<std::byte> hello_buffers_;
+  std::unique_ptr<FabricContext> context_;
+  Registration hello_registration_;
+  std::vector<OpContext> hello_ops_;
+  std::vector<std::unique_ptr<FabricRecvLink>> links_;
+  std::vector<Error> rejected_;
+  std::optional<Error> error_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FabricListener>> FabricListener::open(EventLoop& loop,
+                                                             const FabricEndpoint& local) {
+  const std::string text =
+      "fabric://" + local.provider + "/" + local.host + ":" + std::to_string(local.port);
+  auto context = FabricContext::open(loop, local.provider, local.host, local.port,
+                                     /*bind_local=*/true);
+  if (!context) {
+    auto e = context.error();
+    e.message = "cannot listen on " + text + ": " + e.message;
+    return e;
+  }
+  auto listener = std::make_unique<FabricListenerImpl>(loop, std::move(context).value(), text);
+  if (auto ok = listener->start(); !ok) return ok.error();
+  return std::unique_ptr<FabricListener>(std::move(listener));
+}
+
+}  // namespace boreal::transport

@@ -1,0 +1,191 @@
+#include "fabric/fabric_recv_link.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+
+#include "fabric/fabric_wire.hpp"
+
+namespace boreal::transport::fabric_medium {
+
+FabricRecvLink::FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& options,
+                               std::uint32_t owner)
+    : loop_(loop),
+      hub_(hub),
+      options_(options),
+      limits_{.stream_id = options.stream_id,
+              .tuple_bytes = options.tuple_bytes,
+              .max_payload_bytes = options.max_payload_bytes},
+      owner_(owner),
+      pool_(options.window, kFrameHeaderBytes + options.max_payload_bytes),
+      ops_(options.window),
+      arrived_(options.window),
+      credits_(options.window, std::min(options.credit_batch, options.window)) {
+  loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
+}
+
+FabricRecvLink::~FabricRecvLink() { *alive_ = false; }
+
+Result<void> FabricRecvLink::start() {
+  auto registration = hub_.context().register_region(pool_.region());
+  if (!registration) return registration.error();
+  registration_ = std::move(registration).value();
+  for (std::uint32_t i = 0; i < pool_.capacity(); ++i) {
+    ops_[i].owner = owner_;
+    ops_[i].slot = i;
+    if (auto ok = post(i); !ok) return ok;
+  }
+  return success();
+}
+
+Result<void> FabricRecvLink::post(std::uint32_t slot) {
+  auto& context = hub_.context();
+  const auto rc = fi_trecv(context.ep(), pool_.at(slot).data, pool_.buffer_bytes(),
+                           registration_.desc(), FI_ADDR_UNSPEC, options_.stream_id, 0,
+                           &ops_[slot].fi);
+  if (rc != 0) return context.error("fi_trecv", static_cast<int>(rc));
+  return success();
+}
+
+void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text) {
+  peer_ = peer;
+  peer_text_ = std::move(peer_text);
+  state_ = LinkState::established;
+  credit_to_send_ = credits_.initial_grant();
+  flush_control();
+}
+
+void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
+  assert(arrived_tail_ - arrived_head_ < arrived_.size());
+  arrived_[arrived_tail_++ % arrived_.size()] = {slot, length};
+}
+
+void FabricRecvLink::fail_link(const Error& error) {
+  if (state_ == LinkState::failed) return;
+  state_ = LinkState::failed;
+  error_ = Error{error.category, error.code, describe() + ": " + error.message};
+}
+
+int FabricRecvLink::poll(FrameSink& sink) {
+  int work = hub_.progress();
+  while (state_ != LinkState::failed && arrived_head_ != arrived_tail_) {
+    const auto arrived = arrived_[arrived_head_++ % arrived_.size()];
+    if (!deliver(sink, arrived)) break;
+    ++work;
+  }
+  if (state_ == LinkState::established || state_ == LinkState::finished) {
+    if (auto total = credits_.take_grant(); total != 0) credit_to_send_ = total;
+    work += flush_control();
+  }
+  return work;
+}
+
+bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
+  const std::byte* data = pool_.at(arrived.slot).data;
+  if (arrived.length < kFrameHeaderBytes) {
+    fail_link(Error{ErrorCategory::protocol, 0,
+                    "message of " + std::to_string(arrived.length) + " bytes is shorter than a frame header"});
+    return false;
+  }
+  const auto raw = std::span<const std::byte, kFrameHeaderBytes>(data, kFrameHeaderBytes);
+  auto header = decode_header(raw, limits_);
+  if (header && header.value().payload_bytes + kFrameHeaderBytes != arrived.length) {
+    header = fail(ErrorCategory::protocol, 0,
+                  "message of " + std::to_string(arrived.length) + " bytes carries a frame of " +
+                      std::to_string(header.value().payload_bytes + kFrameHeaderBytes));
+  }
+  const std::span<const std::byte> payload(data + kFrameHeaderBytes,
+                                           arrived.length - kFrameHeaderBytes);
+  if (header) {
+    if (auto ok = verify_checksum(header.value(), raw, payload); !ok) header = ok.error();
+  }
+  if (header && !(header.value().flags & kFlagData)) {
+    header = fail(ErrorCategory::protocol, 0,
+                  "unexpected frame with flags " + std::to_string(header.value().flags) +
+                      " on the data path");
+  }
+  if (!header) {
+    fail_link(header.error());
+    return false;
+  }
+  const auto& h = header.value();
+  if (h.sequence != next_sequence_) {
+    fail_link(Error{ErrorCategory::protocol, 0,
+                    "sequence gap: expected frame " + std::to_string(next_sequence_) + ", got " +
+                        std::to_string(h.sequence)});
+    return false;
+  }
+  if (++frames_received_ > credits_.granted()) {
+    fail_link(Error{ErrorCategory::protocol, 0,
+                    "sender exceeded its credit (frame " + std::to_string(h.sequence) + ")"});
+    return false;
+  }
+  ++next_sequence_;
+  credits_.on_frame();
+  ++stats_.frames;
+  stats_.tuples += h.tuple_count;
+  stats_.payload_bytes += h.payload_bytes;
+  sink.on_frame(FrameView{h, payload});
+  if (auto ok = post(arrived.slot); !ok) {
+    fail_link(ok.error());
+    return false;
+  }
+  credits_.on_consumed();
+  if (h.flags & kFlagEndOfStream) {
+    ack_to_send_ = h.sequence;
+    state_ = LinkState::finished;
+  }
+  return true;
+}
+
+int FabricRecvLink::flush_control() {
+  if (!peer_) return 0;
+  auto& context = hub_.context();
+  int work = 0;
+  auto inject = [&](FrameHeader header) -> bool {
+    std::array<std::byte, kFrameHeaderBytes> frame{};
+    encode_header(header, {}, std::span<std::byte, kFrameHeaderBytes>(frame));
+    const auto rc = fi_tinject(context.ep(), frame.data(), frame.size(), *peer_,
+                               options_.stream_id);
+    ++stats_.write_calls;
+    if (rc == -FI_EAGAIN) {
+      ++stats_.would_block;  // retried on the next poll, after the CQ was read
+      return false;
+    }
+    if (rc != 0) {
+      fail_link(context.error("fi_tinject", static_cast<int>(rc)));
+      return false;
+    }
+    ++work;
+    return true;
+  };
+  if (credit_to_send_ != 0 &&
+      inject({.flags = kFlagCredit, .stream_id = options_.stream_id, .sequence = credit_to_send_})) {
+    credit_to_send_ = 0;
+    ++stats_.credit_frames;
+  }
+  if (credit_to_send_ == 0 && ack_to_send_ &&
+      inject({.flags = kFlagAck, .stream_id = options_.stream_id, .sequence = *ack_to_send_})) {
+    ack_to_send_.reset();
+  }
+  return work;
+}
+
+bool FabricRecvLink::arm() {
+  if (state_ == LinkState::failed) return true;
+  if (arrived_head_ != arrived_tail_ || credit_to_send_ != 0 || ack_to_send_) return false;
+  return hub_.context().arm();
+}
+
+double FabricRecvLink::free_capacity() const {
+  const auto held = credits_.granted() - frames_received_;
+  return static_cast<double>(held + credits_.freed_not_granted());
+}
+
+std::string FabricRecvLink::describe() const {
+  return "link '" + options_.name + "' (stream " + std::to_string(options_.stream_id) +
+         ") from fabric://" + hub_.context().provider() + "/" +
+         (peer_text_.empty() ? std::string("?") : peer_text_);
+}
+
+}  // namespace boreal::transport::fabric_medium
