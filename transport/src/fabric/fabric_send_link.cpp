@@ -14,6 +14,7 @@
 #include <boreal/transport/credit_window.hpp>
 #include <boreal/transport/fabric_medium.hpp>
 
+#include "core/send_path.hpp"
 #include "fabric/fabric_context.hpp"
 #include "fabric/fabric_wire.hpp"
 
@@ -109,39 +110,20 @@ class FabricSendLink final : public SendLink {
   }
 
   SendStatus try_claim(Claim& out) override {
-    if (state_ == LinkState::failed || eos_committed_) return SendStatus::closed;
-    if (state_ != LinkState::established) return SendStatus::not_connected;
-    if (credits_.available() == 0) {
-      ++stats_.credit_stalls;
-      return SendStatus::back_pressured;
-    }
-    auto buffer = pool_.acquire();
-    if (!buffer) return SendStatus::back_pressured;
-    const bool spent = credits_.try_consume();
-    (void)spent;  // available() > 0 was checked above on this thread
-    out.payload = {buffer->data + kFrameHeaderBytes, options_.max_payload_bytes};
-    out.slot = buffer->index;
-    return SendStatus::ok;
+    return detail::claim_frame(state_, eos_committed_, credits_, pool_, options_.max_payload_bytes,
+                               stats_, out);
   }
 
   void commit(const Claim& claim, std::uint32_t tuple_count, std::uint32_t payload_bytes,
               std::uint16_t flags) override {
     assert((flags & kFlagData) != 0 && (flags & ~(kFlagData | kFlagEndOfStream)) == 0);
     assert(payload_bytes <= options_.max_payload_bytes && !eos_committed_);
-    const auto buffer = pool_.at(claim.slot);
-    FrameHeader header{.flags = flags,
-                       .stream_id = options_.stream_id,
-                       .tuple_count = tuple_count,
-                       .sequence = ++last_sequence_,
-                       .payload_bytes = payload_bytes};
-    encode_header(header, {buffer.data + kFrameHeaderBytes, payload_bytes},
-                  std::span<std::byte, kFrameHeaderBytes>(buffer.data, kFrameHeaderBytes));
+    const FrameHeader header =
+        detail::seal_frame(pool_.at(claim.slot), options_.stream_id, ++last_sequence_, tuple_count,
+                           payload_bytes, flags, stats_);
     queue_[queue_tail_++ % queue_.size()] = {
         claim.slot, static_cast<std::uint32_t>(kFrameHeaderBytes + payload_bytes),
         options_.stream_id};
-    ++stats_.frames;
-    stats_.tuples += tuple_count;
-    stats_.payload_bytes += payload_bytes;
     if (flags & kFlagEndOfStream) {
       eos_committed_ = true;
       eos_sequence_ = header.sequence;
