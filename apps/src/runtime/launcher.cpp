@@ -213,16 +213,13 @@ RunConfig run_config_of(const NetworkSpec& spec) {
   config.latency_budget_us = spec.transport.wait.latency_budget.count();
   config.flush_us = spec.transport.flush.count();
   // The first stream between nodes; else the first stream (inside one node: inproc).
-  const StreamSpec* chosen = nullptr;
-  for (const auto& stream : spec.streams) {
-    if (stream.crosses_nodes) {
-      chosen = &stream;
-      break;
-    }
-  }
-  if (chosen == nullptr && !spec.streams.empty()) chosen = &spec.streams.front();
-  for (const auto& stream : spec.streams) {
-    if (&stream != chosen) continue;
+  const auto crossing = std::find_if(spec.streams.begin(), spec.streams.end(),
+                                     [](const StreamSpec& s) { return s.crosses_nodes; });
+  const StreamSpec* chosen = crossing != spec.streams.end() ? &*crossing
+                             : spec.streams.empty()         ? nullptr
+                                                            : &spec.streams.front();
+  if (chosen != nullptr) {
+    const StreamSpec& stream = *chosen;
     config.medium = stream.crosses_nodes ? stream.transport.medium : "inproc";
     config.wait = std::string(transport::to_string(stream.transport.wait.mode));
     config.batch_bytes = stream.transport.batch_bytes;
@@ -232,7 +229,6 @@ RunConfig run_config_of(const NetworkSpec& spec) {
     if (const auto* box = spec.find_box(stream.producer); box != nullptr && box->source) {
       config.offered_rate = box->source->rate;
     }
-    break;
   }
   return config;
 }
@@ -348,22 +344,18 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
     for (const auto& e : report.errors) result.errors.push_back(report.node + ": " + e);
   }
 
-  // A two-node source → sink network gets a run summary.
+  // A two-node source → sink network gets a run summary, and so does one node that both
+  // sends and receives (an inproc stream: the same process on both sides).
   const NodeReport* sender = nullptr;
   const NodeReport* receiver = nullptr;
   for (const auto& report : result.nodes) {
-    if (report.tuples_sent > 0 || (sender == nullptr && report.tuples_received == 0 &&
-                                   report.links.size() == 1 && report.links[0].direction == "send")) {
-      sender = &report;
-    }
     for (const auto& link : report.links) {
-      if (link.direction == "recv") receiver = &report;
+      (link.direction == "send" ? sender : receiver) = &report;
     }
   }
-  // One node that both sends and receives (an inproc stream): the same process on both sides.
-  const bool one_node = result.nodes.size() == 1 && sender == receiver && sender != nullptr;
-  if ((result.nodes.size() == 2 && sender != nullptr && receiver != nullptr && sender != receiver) ||
-      one_node) {
+  const bool two_nodes = result.nodes.size() == 2 && sender != receiver;
+  const bool one_node = result.nodes.size() == 1 && sender == receiver;
+  if (sender != nullptr && receiver != nullptr && (two_nodes || one_node)) {
     result.summary = summarize(run_config_of(spec), *sender, *receiver);
     if (options.json != nullptr) *options.json << to_json(*result.summary).dump() << '\n';
   }

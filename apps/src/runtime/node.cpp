@@ -81,9 +81,9 @@ std::uint64_t next_random(std::uint64_t& state) noexcept {
 // old, and ends the stream with kFlagEndOfStream.
 class SourceTask {
  public:
-  SourceTask(std::string name, transport::SendLink& link, const ops::Schema& schema,
+  SourceTask(std::string stream, transport::SendLink& link, const ops::Schema& schema,
              const SourceParams& params, std::chrono::microseconds flush)
-      : name_(std::move(name)),
+      : stream_(std::move(stream)),
         link_(link),
         layout_(TupleLayout::of(schema)),
         params_(params),
@@ -110,6 +110,7 @@ class SourceTask {
   [[nodiscard]] std::uint64_t generated() const noexcept { return generated_; }
   [[nodiscard]] std::uint32_t checksum() const noexcept { return crc_; }
   [[nodiscard]] transport::SendLink& link() noexcept { return link_; }
+  [[nodiscard]] const std::string& stream() const noexcept { return stream_; }
 
   // Generates what is due at `now` and sends it. Returns work done.
   int do_work(SteadyTime now) {
@@ -237,7 +238,7 @@ class SourceTask {
     ++frames_sent;
   }
 
-  std::string name_;
+  std::string stream_;
   transport::SendLink& link_;
   TupleLayout layout_;
   SourceParams params_;
@@ -262,9 +263,9 @@ class SourceTask {
 // sequence, the content checksum and records latency from the tuples' timestamps.
 class SinkTask final : public transport::FrameSink {
  public:
-  SinkTask(std::string name, transport::RecvLink& link, const ops::Schema& schema,
+  SinkTask(std::string stream, transport::RecvLink& link, const ops::Schema& schema,
            const SinkParams& params)
-      : name_(std::move(name)), link_(link), layout_(TupleLayout::of(schema)), params_(params) {}
+      : stream_(std::move(stream)), link_(link), layout_(TupleLayout::of(schema)), params_(params) {}
 
   int poll(SteadyTime now) {
     const auto before = frames_;
@@ -291,6 +292,7 @@ class SinkTask final : public transport::FrameSink {
   }
   [[nodiscard]] double rate_hz() const noexcept { return rate_.rate_hz(); }
   [[nodiscard]] transport::RecvLink& link() noexcept { return link_; }
+  [[nodiscard]] const std::string& stream() const noexcept { return stream_; }
 
   std::uint64_t frames_ = 0;
   std::uint64_t tuples_ = 0;
@@ -314,22 +316,21 @@ class SinkTask final : public transport::FrameSink {
         } else if (seq > next_seq_) {
           lost_ += seq - next_seq_;
           next_seq_ = seq + 1;
-        } else if (seen_below(seq)) {
+        } else if (lost_ == 0) {
+          // Nothing was skipped, so every lower number was delivered already. (Without a
+          // per-sequence bitmap a lower number after a gap counts as late, not repeated.)
           ++duplicated_;
         } else {
           ++out_of_order_;
-          if (lost_ > 0) --lost_;  // it arrived after all
+          --lost_;  // it arrived after all
         }
       }
       if (layout_.ts >= 0) latency_.record(now - load_i64(row + layout_.ts));
     }
   }
 
-  // Without a per-sequence bitmap a lower sequence number is a duplicate unless it was
-  // counted as lost; with nothing lost, every lower number was already delivered.
-  [[nodiscard]] bool seen_below(std::uint64_t /*seq*/) const noexcept { return lost_ == 0; }
 
-  std::string name_;
+  std::string stream_;
   transport::RecvLink& link_;
   TupleLayout layout_;
   SinkParams params_;
@@ -402,17 +403,21 @@ class NodeAgent {
       rate += sink->rate_hz();
       capacity = std::min(capacity, sink->link().free_capacity());
     }
+    std::uint64_t frames_sent = 0;
     for (auto& source : sources) {
       all_done = all_done && source->done();
       any_active = any_active || source->active();
       deadline = std::min(deadline, source->deadline());
       const auto& link = source->link();
-      sent_rate_.add(source->frames_sent - frames_seen_, now);
-      frames_seen_ = source->frames_sent;
-      rate += sent_rate_.rate_hz();
+      frames_sent += source->frames_sent;
       // Frames in flight: the receiver frees about this many before credit runs out.
       capacity = std::min(capacity, static_cast<double>(link.window()) -
                                         static_cast<double>(link.credits_available()));
+    }
+    if (!sources.empty()) {
+      sent_rate_.add(frames_sent - frames_seen_, now);
+      frames_seen_ = frames_sent;
+      rate += sent_rate_.rate_hz();
     }
     if (!window_start && any_active) {
       window_start = now;
@@ -541,7 +546,7 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     const StreamSpec* stream = spec.find_stream(box.inputs.at(0));
     if (auto local = inproc.find(stream->name); local != inproc.end()) {
       const ops::Schema* schema = spec.find_schema(stream->schema);
-      agent.sinks.push_back(std::make_unique<SinkTask>(box.name, *local->second.recv, *schema, *box.sink));
+      agent.sinks.push_back(std::make_unique<SinkTask>(stream->name, *local->second.recv, *schema, *box.sink));
       continue;
     }
     const ops::Schema* schema = spec.find_schema(stream->schema);
@@ -565,14 +570,14 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
       agent.listener = std::move(listener).value();
     }
     auto& link = agent.listener->expect(link_options(spec, *stream, *schema));
-    agent.sinks.push_back(std::make_unique<SinkTask>(box.name, link, *schema, *box.sink));
+    agent.sinks.push_back(std::make_unique<SinkTask>(stream->name, link, *schema, *box.sink));
   }
   for (const auto& box : spec.boxes) {
     if (box.node != self->name || box.type != "source") continue;
     const StreamSpec* stream = spec.find_stream(box.outputs.at(0));
     const ops::Schema* schema = spec.find_schema(stream->schema);
     if (auto local = inproc.find(stream->name); local != inproc.end()) {
-      agent.sources.push_back(std::make_unique<SourceTask>(box.name, *local->second.send, *schema,
+      agent.sources.push_back(std::make_unique<SourceTask>(stream->name, *local->second.send, *schema,
                                                            *box.source, stream->transport.flush));
       continue;
     }
@@ -580,7 +585,7 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     auto link = transport::make_tcp_send_link(loop, {peer->uri.host, peer->uri.port},
                                               link_options(spec, *stream, *schema));
     if (!link) return std::move(link).error();
-    agent.sources.push_back(std::make_unique<SourceTask>(box.name, *link.value(), *schema,
+    agent.sources.push_back(std::make_unique<SourceTask>(stream->name, *link.value(), *schema,
                                                          *box.source, stream->transport.flush));
     agent.send_links.push_back(std::move(link).value());
   }
@@ -670,7 +675,7 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     report.bytes_sent += link.stats().payload_bytes;
     report.checksum_sent ^= source->checksum();
     count_syscalls(link.stats());
-    LinkReport lr{"", "send", std::string(transport::to_string(link.state())), "", link.stats()};
+    LinkReport lr{source->stream(), "send", std::string(transport::to_string(link.state())), "", link.stats()};
     if (link.error() != nullptr) {
       lr.error = link.error()->message;
       errors.push_back(link.error()->message);
@@ -692,20 +697,12 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
                         h.negative_count()};
     }
     count_syscalls(link.stats());
-    LinkReport lr{"", "recv", std::string(transport::to_string(link.state())), "", link.stats()};
+    LinkReport lr{sink->stream(), "recv", std::string(transport::to_string(link.state())), "", link.stats()};
     if (link.error() != nullptr) {
       lr.error = link.error()->message;
       errors.push_back(link.error()->message);
     }
     report.links.push_back(std::move(lr));
-  }
-  // Stream names for the link reports, in the order added above.
-  std::size_t at = 0;
-  for (const auto& box : spec.boxes) {
-    if (box.node == self->name && box.type == "source") report.links[at++].stream = box.outputs.at(0);
-  }
-  for (const auto& box : spec.boxes) {
-    if (box.node == self->name && box.type == "sink") report.links[at++].stream = box.inputs.at(0);
   }
   if (agent.timed_out) {
     errors.push_back("node '" + self->name + "' timed out after " +
