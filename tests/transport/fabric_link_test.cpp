@@ -1,11 +1,13 @@
 #include <boreal/transport/fabric_medium.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -61,18 +63,27 @@ struct RecordingSink final : FrameSink {
   std::uint64_t tuples = 0;
 };
 
-// Both ends on this thread, each with its own EventLoop.
-class FabricLinkTest : public ::testing::TestWithParam<const char*> {
+// One sending and one receiving end of a link, with what they delivered.
+struct LinkPair {
+  std::unique_ptr<SendLink> send;
+  RecvLink* recv = nullptr;
+  RecordingSink sink;
+};
+
+// Both ends on this thread, each with its own EventLoop; every link of the test is stepped.
+class FabricTest : public ::testing::Test {
  protected:
   // Opens the listener on a free port; skips when the provider is absent or lacks a
   // capability (the listener's error says which), fails on any other error.
-  void open(const LinkOptions& link_options) {
+  void open_listener(const std::string& provider) {
+    provider_ = provider;
     // shm's addresses are names made of host:port, so it gets a port of its own choosing
     // (unique per process); the socket providers pick a free one (port 0).
-    const bool named = std::string(GetParam()) == "shm";
-    const auto wanted = named ? static_cast<std::uint16_t>(20000 + ::getpid() % 20000 + ++shm_ports_)
-                              : std::uint16_t{0};
-    auto listener = FabricListener::open(receiver_loop_, {GetParam(), "127.0.0.1", wanted});
+    const bool named = provider == "shm";
+    const auto wanted =
+        named ? static_cast<std::uint16_t>(20000 + ::getpid() % 20000 + ++shm_ports_)
+              : std::uint16_t{0};
+    auto listener = FabricListener::open(receiver_loop_, {provider, "127.0.0.1", wanted});
     if (!listener) {
       const auto& message = listener.error().message;
       if (message.find("no reliable-datagram") != std::string::npos ||
@@ -82,21 +93,33 @@ class FabricLinkTest : public ::testing::TestWithParam<const char*> {
       FAIL() << listener.error().describe();
     }
     listener_ = std::move(listener).value();
-    auto recv = listener_->expect(link_options);
-    ASSERT_TRUE(recv) << recv.error().describe();
-    recv_ = recv.value();
     port_ = named ? wanted : listener_->port();
-    ASSERT_NE(port_, 0) << "provider " << GetParam() << " reports no bound port";
-    auto send = make_fabric_send_link(sender_loop_, {GetParam(), "127.0.0.1", port_}, link_options);
-    ASSERT_TRUE(send) << send.error().describe();
-    send_ = std::move(send).value();
+    ASSERT_NE(port_, 0) << "provider " << provider << " reports no bound port";
   }
 
-  // One round of progress on both ends; the receiver polls only when `receive`.
+  // Expects `link_options` on the listener and connects a sender to it; skips when the
+  // provider lacks what `transfer` needs (the error names it).
+  void add_link(LinkPair& pair, const LinkOptions& link_options, FabricTransfer transfer) {
+    auto recv = listener_->expect(link_options, transfer);
+    if (!recv && recv.error().message.find(" lacks ") != std::string::npos) {
+      GTEST_SKIP() << recv.error().message;
+    }
+    ASSERT_TRUE(recv) << recv.error().describe();
+    pair.recv = recv.value();
+    auto send = make_fabric_send_link(sender_loop_, {provider_, "127.0.0.1", port_}, link_options,
+                                      transfer);
+    ASSERT_TRUE(send) << send.error().describe();
+    pair.send = std::move(send).value();
+    pairs_.push_back(&pair);
+  }
+
+  // One round of progress on both ends of every link; receivers poll only when `receive`.
   void step(bool receive = true) {
-    send_->do_work();
+    for (auto* pair : pairs_) pair->send->do_work();
     sender_loop_.do_work(Clock::now());
-    if (receive) recv_->poll(sink_);
+    if (receive) {
+      for (auto* pair : pairs_) pair->recv->poll(pair->sink);
+    }
     listener_->do_work();
     receiver_loop_.do_work(Clock::now());
   }
@@ -111,20 +134,61 @@ class FabricLinkTest : public ::testing::TestWithParam<const char*> {
     return true;
   }
 
+  // Claims and commits frames 1..frames on `pair` as far as credit allows; true once all
+  // were delivered. sent_crcs collects the payload CRC of each frame committed.
+  static bool feed(LinkPair& pair, std::uint64_t frames, std::vector<std::uint32_t>& sent_crcs) {
+    Claim claim;
+    while (sent_crcs.size() < frames && pair.send->try_claim(claim) == SendStatus::ok) {
+      sent_crcs.push_back(fill_and_commit(*pair.send, claim, sent_crcs.size() + 1));
+    }
+    return pair.sink.sequences.size() == frames;
+  }
+
+  static void expect_in_order(const LinkPair& pair, const std::vector<std::uint32_t>& sent_crcs) {
+    ASSERT_EQ(pair.sink.sequences.size(), sent_crcs.size());
+    for (std::uint64_t i = 0; i < sent_crcs.size(); ++i) ASSERT_EQ(pair.sink.sequences[i], i + 1);
+    EXPECT_EQ(pair.sink.crcs, sent_crcs);
+    EXPECT_EQ(pair.send->error(), nullptr) << pair.send->error()->describe();
+    EXPECT_EQ(pair.recv->error(), nullptr) << pair.recv->error()->describe();
+  }
+
+  static inline std::uint16_t shm_ports_ = 0;
+  std::string provider_;
+  std::uint16_t port_ = 0;
+  EventLoop sender_loop_;
+  EventLoop receiver_loop_;
+  std::unique_ptr<FabricListener> listener_;
+  std::vector<LinkPair*> pairs_;
+};
+
+using ProviderAndTransfer = std::tuple<const char*, FabricTransfer>;
+
+// Every case runs for each provider and each transfer.
+class FabricLinkTest : public FabricTest,
+                       public ::testing::WithParamInterface<ProviderAndTransfer> {
+ protected:
+  [[nodiscard]] static const char* provider() { return std::get<0>(GetParam()); }
+  [[nodiscard]] static FabricTransfer transfer() { return std::get<1>(GetParam()); }
+
+  void open(const LinkOptions& link_options) {
+    open_listener(provider());
+    if (IsSkipped() || HasFatalFailure()) return;
+    add_link(main_, link_options, transfer());
+    if (IsSkipped() || HasFatalFailure()) return;
+    send_ = main_.send.get();
+    recv_ = main_.recv;
+  }
+
   void expect_healthy() {
     EXPECT_EQ(send_->error(), nullptr) << send_->error()->describe();
     EXPECT_EQ(recv_->error(), nullptr) << recv_->error()->describe();
     EXPECT_TRUE(listener_->rejected().empty()) << listener_->rejected().front().describe();
   }
 
-  static inline std::uint16_t shm_ports_ = 0;
-  std::uint16_t port_ = 0;
-  EventLoop sender_loop_;
-  EventLoop receiver_loop_;
-  std::unique_ptr<FabricListener> listener_;
+  LinkPair main_;
+  SendLink* send_ = nullptr;
   RecvLink* recv_ = nullptr;
-  std::unique_ptr<SendLink> send_;
-  RecordingSink sink_;
+  RecordingSink& sink_ = main_.sink;
 };
 
 TEST_P(FabricLinkTest, DeliversEveryFrameInOrderWithItsBytes) {
@@ -208,14 +272,14 @@ TEST_P(FabricLinkTest, EndOfStreamFinishesBothEnds) {
 TEST_P(FabricLinkTest, HelloWithAnotherSchemaIsRefused) {
   open(options(8, 4));
   if (IsSkipped() || HasFatalFailure()) return;
-  ASSERT_TRUE(listener_->expect(options(8, 4)).has_error());  // stream 7 twice
+  ASSERT_TRUE(listener_->expect(options(8, 4), transfer()).has_error());  // stream 7 twice
   auto other = options(8, 4);
   other.stream_id = 9;
-  ASSERT_TRUE(listener_->expect(other));
+  ASSERT_TRUE(listener_->expect(other, transfer()));
   auto wrong_hash = other;
   wrong_hash.schema_hash = 0xBAD;
-  auto send = make_fabric_send_link(sender_loop_, {GetParam(), "127.0.0.1", port_},
-                                    wrong_hash);
+  auto send = make_fabric_send_link(sender_loop_, {provider(), "127.0.0.1", port_}, wrong_hash,
+                                    transfer());
   ASSERT_TRUE(send) << send.error().describe();
   auto& refused = *send.value();
   ASSERT_TRUE(drive_until([&] {
@@ -276,15 +340,191 @@ TEST_P(FabricLinkTest, BlockedReceiverWakesForEveryFrame) {
   EXPECT_EQ(timeouts, 0) << "of " << blocks << " blocks";
 }
 
+constexpr const char* kProviders[] = {"tcp;ofi_rxm", "sockets", "net", "shm"};
+
+std::string provider_name(std::string name) {
+  for (auto& c : name) {
+    if (c == ';') c = '_';
+  }
+  return name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, FabricLinkTest,
-                         ::testing::Values("tcp;ofi_rxm", "sockets", "net", "shm"),
+                         ::testing::Combine(::testing::ValuesIn(kProviders),
+                                            ::testing::Values(FabricTransfer::messages,
+                                                              FabricTransfer::rma_writes)),
                          [](const auto& param_info) {
-                           std::string name = param_info.param;
-                           for (auto& c : name) {
-                             if (c == ';') c = '_';
-                           }
-                           return name;
+                           const auto transfer = std::get<1>(param_info.param);
+                           return provider_name(std::get<0>(param_info.param)) +
+                                  (transfer == FabricTransfer::messages ? "_msg" : "_rma");
                          });
+
+// fabric-rma cases that need a listener but not both transfers as a parameter.
+class FabricRmaTest : public FabricTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  // Opens the listener; skips (saying why) when the provider cannot carry fabric-rma.
+  void open() {
+    open_listener(GetParam());
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto probe = options(1, 1);
+    probe.stream_id = 1000;
+    auto recv = listener_->expect(probe, FabricTransfer::rma_writes);
+    if (!recv && recv.error().message.find(" lacks ") != std::string::npos) {
+      GTEST_SKIP() << recv.error().message;
+    }
+    ASSERT_TRUE(recv) << recv.error().describe();
+  }
+
+  [[nodiscard]] std::string local() const {
+    return "fabric://" + std::string(GetParam()) + "/127.0.0.1:" +
+           std::to_string(std::string(GetParam()) == "shm" ? port_ : 0);
+  }
+};
+
+TEST_P(FabricRmaTest, RefusesWhatTheImmediateDataCannotCarry) {
+  open();
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto wide = options(257, 4);
+  auto send = make_fabric_send_link(sender_loop_, {GetParam(), "127.0.0.1", port_}, wide,
+                                    FabricTransfer::rma_writes);
+  ASSERT_FALSE(send);
+  EXPECT_EQ(send.error().category, ErrorCategory::config);
+  EXPECT_EQ(send.error().message,
+            "link 'ticks' to fabric://" + std::string(GetParam()) + "/127.0.0.1:" +
+                std::to_string(port_) +
+                ": fabric-rma allows a window of at most 256 frames (an 8-bit slot in the "
+                "immediate data), not 257");
+  auto recv = listener_->expect(wide, FabricTransfer::rma_writes);
+  ASSERT_FALSE(recv);
+  EXPECT_EQ(recv.error().category, ErrorCategory::config);
+  EXPECT_EQ(recv.error().message,
+            "link 'ticks' on " + local() +
+                ": fabric-rma allows a window of at most 256 frames (an 8-bit slot in the "
+                "immediate data), not 257");
+  // The same window is fine for fabric-msg, and 256 for fabric-rma.
+  EXPECT_TRUE(listener_->expect(wide, FabricTransfer::messages));
+  auto most = options(256, 4);
+  most.stream_id = 8;
+  EXPECT_TRUE(listener_->expect(most, FabricTransfer::rma_writes));
+
+  auto big = options(8, 4);
+  big.stream_id = 9;
+  big.max_payload_bytes = 65504;  // + 32 header bytes = 65536
+  auto big_send = make_fabric_send_link(sender_loop_, {GetParam(), "127.0.0.1", port_}, big,
+                                        FabricTransfer::rma_writes);
+  ASSERT_FALSE(big_send);
+  EXPECT_EQ(big_send.error().message,
+            "link 'ticks' to fabric://" + std::string(GetParam()) + "/127.0.0.1:" +
+                std::to_string(port_) +
+                ": fabric-rma allows frames of at most 65535 bytes (a 16-bit length in the "
+                "immediate data), not 32 + 65504");
+  big.max_payload_bytes = 65496;  // 65528: fits
+  EXPECT_TRUE(listener_->expect(big, FabricTransfer::rma_writes));
+}
+
+TEST_P(FabricRmaTest, AListenerTakesAtMost255RmaLinks) {
+  open();  // expects one rma link (stream 1000)
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto link = options(1, 1);
+  for (std::uint32_t i = 1; i < 255; ++i) {
+    link.stream_id = i;
+    ASSERT_TRUE(listener_->expect(link, FabricTransfer::rma_writes)) << "link " << i;
+  }
+  link.stream_id = 255;
+  auto refused = listener_->expect(link, FabricTransfer::rma_writes);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().category, ErrorCategory::config);
+  EXPECT_EQ(refused.error().message,
+            "link 'ticks' on " + local() +
+                ": fabric-rma allows at most 255 links per listener (an 8-bit link index in the "
+                "immediate data)");
+  EXPECT_TRUE(listener_->expect(link, FabricTransfer::messages));  // msg links are not counted
+}
+
+// Stream 9 is expected as fabric-msg but its sender uses fabric-rma, stream 11 the other way
+// round: both hellos are refused, naming the transfers, while stream 7 keeps delivering.
+TEST_P(FabricRmaTest, TransferMismatchIsRefusedWhileAnotherStreamDelivers) {
+  open();
+  if (IsSkipped() || HasFatalFailure()) return;
+  LinkPair good;
+  add_link(good, options(8, 2), FabricTransfer::rma_writes);
+  if (HasFatalFailure()) return;
+  auto msg_expected = options(8, 2);
+  msg_expected.stream_id = 9;
+  msg_expected.name = "quotes";
+  ASSERT_TRUE(listener_->expect(msg_expected, FabricTransfer::messages));
+  auto rma_expected = options(8, 2);
+  rma_expected.stream_id = 11;
+  rma_expected.name = "trades";
+  ASSERT_TRUE(listener_->expect(rma_expected, FabricTransfer::rma_writes));
+  const FabricEndpoint peer{GetParam(), "127.0.0.1", port_};
+  auto wrong_rma =
+      make_fabric_send_link(sender_loop_, peer, msg_expected, FabricTransfer::rma_writes);
+  ASSERT_TRUE(wrong_rma) << wrong_rma.error().describe();
+  auto wrong_msg =
+      make_fabric_send_link(sender_loop_, peer, rma_expected, FabricTransfer::messages);
+  ASSERT_TRUE(wrong_msg) << wrong_msg.error().describe();
+
+  constexpr std::uint64_t kFrames = 200;
+  std::vector<std::uint32_t> sent;
+  const bool done = drive_until([&] {
+    wrong_rma.value()->do_work();
+    wrong_msg.value()->do_work();
+    return feed(good, kFrames, sent) && listener_->rejected().size() >= 2;
+  });
+  ASSERT_TRUE(done) << "received " << good.sink.sequences.size() << " of " << kFrames << ", "
+                    << listener_->rejected().size() << " refusals";
+  expect_in_order(good, sent);
+  ASSERT_EQ(listener_->rejected().size(), 2u);
+  std::vector<std::string> reasons;
+  for (const auto& e : listener_->rejected()) reasons.push_back(e.message);
+  std::sort(reasons.begin(), reasons.end());
+  const std::string prefix = "hello refused on fabric listener " + local() + ": ";
+  EXPECT_EQ(reasons[0],
+            prefix + "stream 11 'trades': the sender uses fabric-msg, this node expects fabric-rma");
+  EXPECT_EQ(reasons[1],
+            prefix + "stream 9 'quotes': the sender uses fabric-rma, this node expects fabric-msg");
+  EXPECT_EQ(wrong_rma.value()->state(), LinkState::connecting);
+  EXPECT_EQ(wrong_msg.value()->state(), LinkState::connecting);
+  EXPECT_EQ(listener_->error(), nullptr);
+}
+
+TEST_P(FabricRmaTest, MsgAndRmaLinksOnOneListenerBothDeliverInOrder) {
+  open();
+  if (IsSkipped() || HasFatalFailure()) return;
+  LinkPair msg;
+  add_link(msg, options(8, 2), FabricTransfer::messages);
+  if (HasFatalFailure()) return;
+  auto rma_options = options(16, 4);
+  rma_options.stream_id = 8;
+  LinkPair rma;
+  add_link(rma, rma_options, FabricTransfer::rma_writes);
+  if (HasFatalFailure()) return;
+  constexpr std::uint64_t kFrames = 300;
+  std::vector<std::uint32_t> msg_sent;
+  std::vector<std::uint32_t> rma_sent;
+  const bool done = drive_until([&] {
+    const bool msg_done = feed(msg, kFrames, msg_sent);
+    const bool rma_done = feed(rma, kFrames, rma_sent);
+    return msg_done && rma_done;
+  });
+  ASSERT_TRUE(done) << "received " << msg.sink.sequences.size() << " (msg) and "
+                    << rma.sink.sequences.size() << " (rma) of " << kFrames;
+  expect_in_order(msg, msg_sent);
+  expect_in_order(rma, rma_sent);
+  EXPECT_EQ(rma.recv->stats().frames, kFrames);
+  EXPECT_EQ(rma.send->stats().frames, kFrames);
+  EXPECT_GT(rma.send->stats().credit_frames, 0u);
+  EXPECT_TRUE(listener_->rejected().empty()) << listener_->rejected().front().describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, FabricRmaTest, ::testing::ValuesIn(kProviders),
+                         [](const auto& param_info) { return provider_name(param_info.param); });
+
+TEST(FabricMedium, TransfersAreNamedAsInLinkUris) {
+  EXPECT_EQ(to_string(FabricTransfer::messages), "fabric-msg");
+  EXPECT_EQ(to_string(FabricTransfer::rma_writes), "fabric-rma");
+}
 
 TEST(FabricMedium, UnknownProviderIsAnErrorNamingIt) {
   EventLoop loop;

@@ -22,13 +22,13 @@ struct InfoDeleter {
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 // Hints: what boreal needs plus every mr_mode bit it can honour (TRANSPORT_NOTES §1.2).
-InfoPtr make_hints(const std::string& provider, bool full) {
+InfoPtr make_hints(const std::string& provider, bool full, bool rma) {
   InfoPtr hints(fi_allocinfo());
   if (!hints) return hints;
   hints->ep_attr->type = FI_EP_RDM;
   hints->fabric_attr->prov_name = ::strdup(provider.c_str());
   if (full) {
-    hints->caps = kNeededCaps;
+    hints->caps = kNeededCaps | (rma ? FI_RMA : 0);
     hints->mode = FI_CONTEXT;
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
                                   FI_MR_PROV_KEY | FI_MR_ENDPOINT;
@@ -92,11 +92,12 @@ Error FabricContext::error(const char* call, int rc) const {
 Result<std::unique_ptr<FabricContext>> FabricContext::open(EventLoop& loop,
                                                            const std::string& provider,
                                                            const std::string& host,
-                                                           std::uint16_t port, bool bind_local) {
+                                                           std::uint16_t port, bool bind_local,
+                                                           Rma rma) {
   std::unique_ptr<FabricContext> context(new FabricContext(loop, provider));
   // First ask only for the provider, to tell "not here" from "lacks a capability".
   {
-    auto hints = make_hints(provider, false);
+    auto hints = make_hints(provider, false, false);
     fi_info* found = nullptr;
     const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found);
     InfoPtr any(found);
@@ -115,21 +116,66 @@ Result<std::unique_ptr<FabricContext>> FabricContext::open(EventLoop& loop,
       return fail(ErrorCategory::fabric, -FI_ENODATA,
                   "provider '" + provider + "' lacks" + missing + ", which fabric-msg needs");
     }
+    if (!(caps & FI_RMA)) {
+      context->rma_missing_ = "provider '" + provider + "' lacks FI_RMA, which fabric-rma needs";
+      if (rma == Rma::required) {
+        return fail(ErrorCategory::fabric, -FI_ENODATA, context->rma_missing_);
+      }
+      rma = Rma::unwanted;
+    }
   }
-  auto hints = make_hints(provider, true);
   const std::string service = std::to_string(port);
+  auto get = [&](bool with_rma, fi_info** found) {
+    auto hints = make_hints(provider, true, with_rma);
+    return fi_getinfo(kApiVersion, host.c_str(), service.c_str(), bind_local ? FI_SOURCE : 0,
+                      hints.get(), found);
+  };
   fi_info* found = nullptr;
-  const int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(),
-                            bind_local ? FI_SOURCE : 0, hints.get(), &found);
+  int rc = get(rma != Rma::unwanted, &found);
+  if (rc != 0 && rma == Rma::if_offered) {
+    // FI_RMA is listed but not with everything else we ask for: serve fabric-msg only.
+    context->rma_missing_ = "provider '" + provider + "' at " + host + ":" + service +
+                            " offers FI_RMA only without the other capabilities boreal needs, "
+                            "so fabric-rma is not available";
+    rma = Rma::unwanted;
+    rc = get(false, &found);
+  }
   if (rc != 0) {
     auto e = context->error("fi_getinfo", rc);
     e.message += ": provider '" + provider + "' at " + host + ":" + service +
-                 " offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED, send-after-send order, "
-                 "FI_THREAD_DOMAIN and FI_AV_TABLE";
+                 " offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED" +
+                 std::string(rma == Rma::required ? "|FI_RMA" : "") +
+                 ", send-after-send order, FI_THREAD_DOMAIN and FI_AV_TABLE";
     return e;
   }
   if (auto ok = context->setup(found, bind_local); !ok) return ok.error();
+  if (rma == Rma::unwanted) {
+    if (context->rma_missing_.empty()) {
+      context->rma_missing_ =
+          "this endpoint of provider '" + provider + "' was opened for fabric-msg only";
+    }
+  } else {
+    context->check_rma();
+    if (rma == Rma::required && !context->rma_missing_.empty()) {
+      return fail(ErrorCategory::fabric, -FI_ENODATA, context->rma_missing_);
+    }
+  }
   return context;
+}
+
+void FabricContext::check_rma() {
+  // The immediate data of fabric-rma is 32 bits (fabric_wire.hpp).
+  if (!(info_->caps & FI_RMA)) {
+    rma_missing_ = "provider '" + provider_ + "' lacks FI_RMA, which fabric-rma needs";
+  } else if (info_->domain_attr->cq_data_size < 4) {
+    rma_missing_ = "provider '" + provider_ + "' lacks 4 bytes of remote CQ data (it offers " +
+                   std::to_string(info_->domain_attr->cq_data_size) + "), which fabric-rma needs";
+  }
+}
+
+std::uint64_t FabricContext::remote_address(const std::byte* base) const noexcept {
+  if (!(info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR)) return 0;
+  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(base));
 }
 
 Result<void> FabricContext::setup(fi_info* info, bool bind_local) {
@@ -171,11 +217,15 @@ Result<void> FabricContext::setup(fi_info* info, bool bind_local) {
   return success();
 }
 
-Result<Registration> FabricContext::register_region(std::span<std::byte> region) {
+Result<Registration> FabricContext::register_region(std::span<std::byte> region,
+                                                    std::uint64_t access) {
   const auto mode = info_->domain_attr->mr_mode;
-  if (!(mode & FI_MR_LOCAL)) return Registration{};
+  const bool remote = (access & (FI_REMOTE_WRITE | FI_REMOTE_READ)) != 0;
+  if (!remote && !(mode & FI_MR_LOCAL)) return Registration{};
   fid_mr* mr = nullptr;
-  if (int rc = fi_mr_reg(domain_, region.data(), region.size(), FI_SEND | FI_RECV, 0,
+  // Without FI_MR_PROV_KEY the requested key is the key; with it the provider picks one
+  // (fi_mr_key, which the peer is always sent: TRANSPORT_NOTES §1.3.6).
+  if (int rc = fi_mr_reg(domain_, region.data(), region.size(), access, 0,
                          next_key_++, 0, &mr, nullptr)) {
     return error("fi_mr_reg", rc);
   }
@@ -219,7 +269,9 @@ std::uint16_t FabricContext::bound_port() const {
   return 0;
 }
 
-Result<std::size_t> FabricContext::read_cq(std::span<fi_cq_tagged_entry> out) {
+Result<std::size_t> FabricContext::read_cq(std::span<fi_cq_tagged_entry> out,
+                                           const OpContext** failed) {
+  if (failed) *failed = nullptr;
   const auto n = fi_cq_read(cq_, out.data(), out.size());
   if (n > 0) return static_cast<std::size_t>(n);
   if (n == -FI_EAGAIN) return std::size_t{0};
@@ -230,7 +282,11 @@ Result<std::size_t> FabricContext::read_cq(std::span<fi_cq_tagged_entry> out) {
   auto e = error("completion", entry.err);
   const char* detail = fi_cq_strerror(cq_, entry.prov_errno, entry.err_data, nullptr, 0);
   const auto* op = static_cast<const OpContext*>(entry.op_context);
-  e.message += " of a " + std::string((entry.flags & FI_RECV) ? "receive" : "send") +
+  if (failed) *failed = op;
+  const char* what = (entry.flags & FI_RECV)    ? "receive"
+                     : (entry.flags & FI_WRITE) ? "write"
+                                                : "send";
+  e.message += " of a " + std::string(what) +
                (op ? " (slot " + std::to_string(op->slot) + ")" : std::string()) +
                (detail ? std::string(": ") + detail : std::string());
   return e;

@@ -4,10 +4,15 @@
 //
 // Provider selection (fi_getinfo): endpoint FI_EP_RDM, caps FI_MSG | FI_TAGGED (a tag per
 // stream lets many links share one receiving endpoint, each with its own posted buffers),
-// send-after-send ordering, mode FI_CONTEXT (every operation's context starts with a
-// struct fi_context, see OpContext), FI_THREAD_DOMAIN (one thread owns the endpoint), an
-// FI_AV_TABLE address vector. mr_mode: we offer every bit we can honour and obey what the
-// provider returns (register_region()). tx op_flags stay 0 (TRANSPORT_NOTES §1.3.3).
+// plus FI_RMA when fabric-rma is wanted (Rma::required) or welcome (Rma::if_offered: a
+// listener may serve rma links, but a provider without FI_RMA still serves fabric-msg).
+// FI_RMA_EVENT is not requested: remote CQ data arrives without it (tcp;ofi_rxm lacks it,
+// TRANSPORT_NOTES §1.3.8). Send-after-send ordering, mode FI_CONTEXT (every operation's
+// context starts with a struct fi_context, see OpContext), FI_THREAD_DOMAIN (one thread owns
+// the endpoint), an FI_AV_TABLE address vector. mr_mode: we offer every bit we can honour and
+// obey what the provider returns (register_region(), remote_address()). FI_RX_CQ_DATA is not
+// offered, so a remote write never consumes a posted receive and its completion has a NULL
+// op_context. tx op_flags stay 0 (TRANSPORT_NOTES §1.3.3).
 //
 // Waiting: the CQ is opened with FI_WAIT_FD; arm() calls fi_trywait and, when it succeeds,
 // waits for the fd's readability in the EventLoop (asio stream_descriptor, like the inproc
@@ -25,6 +30,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include <chrono>
@@ -49,6 +55,7 @@ struct OpContext {
   fi_context fi{};
   std::uint32_t owner = 0;  // who posted it: the medium's own numbering
   std::uint32_t slot = 0;   // buffer index within the owner
+  bool outbound = false;    // a send or write the owner posted (else a receive)
 };
 
 // A registered memory region; desc() is what fi_send/fi_recv take (nullptr when the
@@ -71,6 +78,8 @@ class Registration {
 
 class FabricContext {
  public:
+  enum class Rma : std::uint8_t { unwanted, if_offered, required };
+
   // Opens `provider` ("tcp;ofi_rxm", "sockets", "shm", ...). bind_local: the endpoint is
   // bound to host:port (fi_getinfo with FI_SOURCE; the receiving side). Otherwise host:port
   // is the destination, inserted into the AV as peer() (the sending side).
@@ -78,7 +87,8 @@ class FabricContext {
                                                                    const std::string& provider,
                                                                    const std::string& host,
                                                                    std::uint16_t port,
-                                                                   bool bind_local);
+                                                                   bool bind_local,
+                                                                   Rma rma = Rma::unwanted);
   FabricContext(const FabricContext&) = delete;
   FabricContext& operator=(const FabricContext&) = delete;
   ~FabricContext();
@@ -88,11 +98,19 @@ class FabricContext {
   [[nodiscard]] fi_addr_t peer() const noexcept { return peer_; }
   [[nodiscard]] std::size_t inject_bytes() const noexcept { return inject_bytes_; }
   [[nodiscard]] bool has_wait_fd() const noexcept { return descriptor_.has_value(); }
+  // Empty when this endpoint can carry fabric-rma, else what the provider lacks
+  // ("provider 'P' lacks FI_RMA, which fabric-rma needs").
+  [[nodiscard]] const std::string& rma_missing() const noexcept { return rma_missing_; }
 
-  // Registers `region` for FI_SEND | FI_RECV when the provider's mr_mode has FI_MR_LOCAL
-  // (binding it to the endpoint under FI_MR_ENDPOINT); otherwise returns an empty
-  // Registration whose desc() is nullptr.
-  [[nodiscard]] Result<Registration> register_region(std::span<std::byte> region);
+  // Registers `region` for `access`. Local-only access (FI_SEND, FI_RECV, FI_WRITE) is
+  // registered only when the provider's mr_mode has FI_MR_LOCAL, otherwise an empty
+  // Registration (desc() nullptr) comes back; remote access (FI_REMOTE_WRITE) is always
+  // registered. Under FI_MR_ENDPOINT the region is bound to the endpoint and enabled.
+  [[nodiscard]] Result<Registration> register_region(std::span<std::byte> region,
+                                                     std::uint64_t access = FI_SEND | FI_RECV);
+  // The address a peer names `base` (the start of a region registered for remote access)
+  // by: its virtual address under FI_MR_VIRT_ADDR, else offset 0 (TRANSPORT_NOTES §1.3.7).
+  [[nodiscard]] std::uint64_t remote_address(const std::byte* base) const noexcept;
   // This endpoint's address (fi_getname), to send to a peer.
   [[nodiscard]] Result<std::vector<std::byte>> local_name() const;
   // Inserts a peer's fi_getname bytes into the AV.
@@ -106,8 +124,11 @@ class FabricContext {
   void close_endpoint() noexcept;
 
   // Reads up to out.size() completions. Returns the count (0 = none); an error entry
-  // (fi_cq_readerr) or a failed read becomes an Error naming the operation's context.
-  [[nodiscard]] Result<std::size_t> read_cq(std::span<fi_cq_tagged_entry> out);
+  // (fi_cq_readerr) or a failed read becomes an Error naming the operation's context, and
+  // `failed` (when given) points to that context (nullptr: none, or the read itself failed),
+  // so that the owner alone can fail.
+  [[nodiscard]] Result<std::size_t> read_cq(std::span<fi_cq_tagged_entry> out,
+                                            const OpContext** failed = nullptr);
 
   // Arms a wake-up for the next completion: false when one may be ready now (poll again).
   [[nodiscard]] bool arm();
@@ -122,6 +143,7 @@ class FabricContext {
  private:
   FabricContext(EventLoop& loop, std::string provider);
   [[nodiscard]] Result<void> setup(fi_info* info, bool bind_local);
+  void check_rma();
 
   EventLoop& loop_;
   std::string provider_;
@@ -134,6 +156,7 @@ class FabricContext {
   fid_ep* ep_ = nullptr;
   fi_addr_t peer_ = FI_ADDR_UNSPEC;
   std::size_t inject_bytes_ = 0;
+  std::string rma_missing_;
   std::uint64_t next_key_ = 1;
   std::optional<boost::asio::posix::stream_descriptor> descriptor_;
   boost::asio::steady_timer recheck_;

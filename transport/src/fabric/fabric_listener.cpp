@@ -1,5 +1,7 @@
 // The receiving side of a node over libfabric: one bound endpoint, its shared completion
-// queue, kHelloSlots posted hello buffers, and one FabricRecvLink per expected stream.
+// queue, kHelloSlots posted hello buffers, and one FabricRecvLink per expected stream, of
+// either transfer. Completions go to their owner: a remote write (FI_REMOTE_CQ_DATA, no
+// op_context) to the rma link its immediate names, anything else by its OpContext.
 #include <array>
 #include <cstring>
 
@@ -22,6 +24,8 @@ constexpr std::uint32_t kOwnerHello = 0;
 
 class FabricListenerImpl final : public FabricListener, public Hub {
  public:
+  using FabricListener::expect;
+
   FabricListenerImpl(EventLoop& loop, std::unique_ptr<FabricContext> context, std::string local)
       : loop_(loop),
         local_(std::move(local)),
@@ -47,7 +51,7 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     return success();
   }
 
-  Result<RecvLink*> expect(const LinkOptions& options) override {
+  Result<RecvLink*> expect(const LinkOptions& options, FabricTransfer transfer) override {
     for (const auto& link : links_) {
       if (link->stream_id() == options.stream_id) {
         return fail(ErrorCategory::config, 0,
@@ -61,9 +65,30 @@ class FabricListenerImpl final : public FabricListener, public Hub {
                   "link '" + options.name + "' on " + local_ +
                       ": batch bytes must hold at least one tuple and the window must be > 0");
     }
+    std::uint32_t link_index = 0;
+    if (transfer == FabricTransfer::rma_writes) {
+      const std::string link = "link '" + options.name + "' on " + local_ + ": ";
+      if (!context_->rma_missing().empty()) {
+        return fail(ErrorCategory::fabric, -FI_ENODATA, link + context_->rma_missing());
+      }
+      if (auto problem = rma_options_problem(options); !problem.empty()) {
+        return fail(ErrorCategory::config, 0, link + problem);
+      }
+      if (rma_links_ == kMaxRmaLinks) {
+        return fail(ErrorCategory::config, 0,
+                    link + "fabric-rma allows at most " + std::to_string(kMaxRmaLinks) +
+                        " links per listener (an 8-bit link index in the immediate data)");
+      }
+      link_index = rma_links_ + 1;
+    }
     const auto owner = static_cast<std::uint32_t>(links_.size() + 1);
-    auto link = std::make_unique<FabricRecvLink>(loop_, *this, options, owner);
+    auto link =
+        std::make_unique<FabricRecvLink>(loop_, *this, options, owner, transfer, link_index);
     if (auto ok = link->start(); !ok) return ok.error();
+    if (link_index != 0) {
+      by_index_[link_index] = link.get();
+      ++rma_links_;
+    }
     links_.push_back(std::move(link));
     return static_cast<RecvLink*>(links_.back().get());
   }
@@ -81,18 +106,37 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     std::array<fi_cq_tagged_entry, kCqBatch> entries;
     int work = 0;
     for (;;) {
-      auto n = context_->read_cq(entries);
+      const OpContext* failed = nullptr;
+      auto n = context_->read_cq(entries, &failed);
+      if (!n && failed && failed->owner != kOwnerHello) {
+        // One link's operation failed (a receive, its setup or a credit write): that link fails.
+        links_[failed->owner - 1]->fail_link(n.error());
+        ++work;
+        continue;
+      }
       if (!n) {
         on_cq_error(n.error());
         return work;
       }
       if (n.value() == 0) return work;
       for (std::size_t i = 0; i < n.value(); ++i) {
-        const auto* op = static_cast<const OpContext*>(entries[i].op_context);
+        const auto& entry = entries[i];
+        const auto* op = static_cast<const OpContext*>(entry.op_context);
+        if (!op) {
+          // A remote write: no context of ours (FI_RX_CQ_DATA is not offered). Only
+          // FI_REMOTE_CQ_DATA is tested, the other flags differ by provider (TRANSPORT_NOTES
+          // §1.3.8). Our own writes' completions carry our context, and sockets flags them
+          // FI_REMOTE_CQ_DATA too, so the context decides first.
+          if (entry.flags & FI_REMOTE_CQ_DATA) on_remote_write(entry.data);
+          ++work;
+          continue;
+        }
         if (op->owner == kOwnerHello) {
-          on_hello(op->slot, entries[i].len);
+          on_hello(op->slot, entry.len);
+        } else if (op->outbound) {
+          links_[op->owner - 1]->on_outbound_done(op->slot);
         } else {
-          links_[op->owner - 1]->on_received(op->slot, entries[i].len);
+          links_[op->owner - 1]->on_received(op->slot, entry.len);
         }
         ++work;
       }
@@ -110,10 +154,23 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     return success();
   }
 
-  // A completion error fails the link that posted the operation, or the listener.
+  // A completion error of no link's (a hello receive) or a failed CQ read: the shared
+  // endpoint is unusable, so the listener and every link fail.
   void on_cq_error(const Error& error) {
     error_ = Error{error.category, error.code, "fabric listener on " + local_ + ": " + error.message};
     for (auto& link : links_) link->fail_link(error);
+  }
+
+  void on_remote_write(std::uint64_t data) {
+    const auto imm = decode_imm(data);
+    FabricRecvLink* link = by_index_[imm.link];
+    if (!link) {
+      rejected_.push_back(Error{ErrorCategory::protocol, 0,
+                                "fabric-rma write on fabric listener " + local_ +
+                                    " names unknown link index " + std::to_string(imm.link)});
+      return;
+    }
+    link->on_written(imm);
   }
 
   void on_hello(std::uint32_t slot, std::size_t length) {
@@ -124,7 +181,8 @@ class FabricListenerImpl final : public FabricListener, public Hub {
 
   void handle_hello(std::span<const std::byte> message) {
     constexpr std::size_t kFrame = kFrameHeaderBytes + kHelloPayloadBytes;
-    if (message.size() <= kFrame) {
+    constexpr std::size_t kFixed = kFrame + kHelloExtensionBytes;
+    if (message.size() <= kFixed) {
       return reject("hello message of " + std::to_string(message.size()) +
                     " bytes carries no endpoint name");
     }
@@ -140,6 +198,8 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     if (!header) return reject(header.error().message);
     auto hello = decode_hello(body);
     if (!hello) return reject(hello.error().message);
+    const auto extension = decode_extension(message.subspan(kFrame, kHelloExtensionBytes));
+    if (!extension) return reject("hello extension is corrupt or of an unknown transfer");
     const auto& h = hello.value();
     FabricRecvLink* link = nullptr;
     std::string known;
@@ -154,6 +214,10 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     const auto& o = link->options();
     const std::string stream = "stream " + std::to_string(h.stream_id) + " '" + o.name + "'";
     if (link->attached()) return reject(stream + " already has a sender");
+    if (extension->transfer != link->transfer()) {
+      return reject(stream + ": the sender uses " + std::string(to_string(extension->transfer)) +
+                    ", this node expects " + std::string(to_string(link->transfer())));
+    }
     if (h.cluster_token != o.cluster_token) return reject(stream + ": wrong cluster token");
     if (h.schema_hash != o.schema_hash) {
       return reject(stream + ": schema hash " + std::to_string(h.schema_hash) +
@@ -167,9 +231,9 @@ class FabricListenerImpl final : public FabricListener, public Hub {
       return reject(stream + ": sender's batch bytes " + std::to_string(h.max_payload_bytes) +
                     " exceed the receiver's " + std::to_string(o.max_payload_bytes));
     }
-    auto peer = context_->insert_address(message.subspan(kFrame));
+    auto peer = context_->insert_address(message.subspan(kFixed));
     if (!peer) return reject(stream + ": " + peer.error().message);
-    link->attach(peer.value(), "peer of " + local_);
+    link->attach(peer.value(), "peer of " + local_, *extension);
   }
 
   void reject(std::string why) {
@@ -185,18 +249,30 @@ class FabricListenerImpl final : public FabricListener, public Hub {
   Registration hello_registration_;
   std::vector<OpContext> hello_ops_;
   std::vector<std::unique_ptr<FabricRecvLink>> links_;
+  std::array<FabricRecvLink*, kMaxRmaLinks + 1> by_index_{};  // [0] stays null
+  std::uint32_t rma_links_ = 0;
   std::vector<Error> rejected_;
   std::optional<Error> error_;
 };
 
 }  // namespace
 
+std::string_view to_string(FabricTransfer transfer) noexcept {
+  switch (transfer) {
+    case FabricTransfer::messages:
+      return "fabric-msg";
+    case FabricTransfer::rma_writes:
+      return "fabric-rma";
+  }
+  return "fabric-?";
+}
+
 Result<std::unique_ptr<FabricListener>> FabricListener::open(EventLoop& loop,
                                                              const FabricEndpoint& local) {
   const std::string text =
       "fabric://" + local.provider + "/" + local.host + ":" + std::to_string(local.port);
   auto context = FabricContext::open(loop, local.provider, local.host, local.port,
-                                     /*bind_local=*/true);
+                                     /*bind_local=*/true, FabricContext::Rma::if_offered);
   if (!context) {
     auto e = context.error();
     e.message = "cannot listen on " + text + ": " + e.message;

@@ -9,7 +9,8 @@
 namespace boreal::transport::fabric_medium {
 
 FabricRecvLink::FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& options,
-                               std::uint32_t owner)
+                               std::uint32_t owner, FabricTransfer transfer,
+                               std::uint32_t link_index)
     : loop_(loop),
       hub_(hub),
       options_(options),
@@ -17,6 +18,8 @@ FabricRecvLink::FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& opt
               .tuple_bytes = options.tuple_bytes,
               .max_payload_bytes = options.max_payload_bytes},
       owner_(owner),
+      transfer_(transfer),
+      link_index_(link_index),
       pool_(options.window, kFrameHeaderBytes + options.max_payload_bytes),
       ops_(options.window),
       arrived_(options.window),
@@ -27,7 +30,19 @@ FabricRecvLink::FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& opt
 FabricRecvLink::~FabricRecvLink() { *alive_ = false; }
 
 Result<void> FabricRecvLink::start() {
-  auto registration = hub_.context().register_region(pool_.region());
+  auto& context = hub_.context();
+  if (transfer_ == FabricTransfer::rma_writes) {
+    auto ring = context.register_region(pool_.region(), FI_REMOTE_WRITE);
+    if (!ring) return ring.error();
+    registration_ = std::move(ring).value();
+    sources_.emplace(kSources, kControlMessageBytes);
+    auto sources = context.register_region(sources_->region(), FI_SEND | FI_WRITE);
+    if (!sources) return sources.error();
+    sources_registration_ = std::move(sources).value();
+    source_ops_.resize(kSources);
+    return success();
+  }
+  auto registration = context.register_region(pool_.region());
   if (!registration) return registration.error();
   registration_ = std::move(registration).value();
   for (std::uint32_t i = 0; i < pool_.capacity(); ++i) {
@@ -47,17 +62,52 @@ Result<void> FabricRecvLink::post(std::uint32_t slot) {
   return success();
 }
 
-void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text) {
+void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
+                            const HelloExtension& extension) {
   peer_ = peer;
   peer_text_ = std::move(peer_text);
   state_ = LinkState::established;
-  credit_to_send_ = credits_.initial_grant();
+  if (transfer_ == FabricTransfer::rma_writes) {
+    peer_credit_address_ = extension.credit_address;
+    peer_credit_key_ = extension.credit_key;
+    setup_credit_ = credits_.initial_grant();
+  } else {
+    credit_to_send_ = credits_.initial_grant();
+  }
   flush_control();
 }
 
 void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
   assert(arrived_tail_ - arrived_head_ < arrived_.size());
   arrived_[arrived_tail_++ % arrived_.size()] = {slot, length};
+}
+
+void FabricRecvLink::on_written(const Imm& imm) {
+  if (state_ == LinkState::failed) return;
+  const auto expected = static_cast<std::uint32_t>(writes_seen_ % pool_.capacity());
+  std::string problem;
+  if (!peer_) {
+    problem = "remote write before the hello";
+  } else if (imm.slot != expected) {
+    problem = "remote write to slot " + std::to_string(imm.slot) + ", expected slot " +
+              std::to_string(expected);
+  } else if (imm.length > pool_.buffer_bytes()) {
+    problem = "remote write of " + std::to_string(imm.length) + " bytes exceeds the slot's " +
+              std::to_string(pool_.buffer_bytes());
+  } else if (arrived_tail_ - arrived_head_ >= arrived_.size()) {
+    // Every slot holds an undelivered frame: the sender wrote beyond its credit.
+    problem = "remote write to a slot that holds an undelivered frame (sender exceeded its credit)";
+  }
+  if (!problem.empty()) {
+    fail_link(Error{ErrorCategory::protocol, 0, problem});
+    return;
+  }
+  ++writes_seen_;
+  arrived_[arrived_tail_++ % arrived_.size()] = {imm.slot, imm.length};
+}
+
+void FabricRecvLink::on_outbound_done(std::uint32_t slot) {
+  if (sources_) sources_->release(sources_->at(slot));
 }
 
 void FabricRecvLink::fail_link(const Error& error) {
@@ -126,9 +176,11 @@ bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
   stats_.tuples += h.tuple_count;
   stats_.payload_bytes += h.payload_bytes;
   sink.on_frame(FrameView{h, payload});
-  if (auto ok = post(arrived.slot); !ok) {
-    fail_link(ok.error());
-    return false;
+  if (transfer_ == FabricTransfer::messages) {
+    if (auto ok = post(arrived.slot); !ok) {
+      fail_link(ok.error());
+      return false;
+    }
   }
   credits_.on_consumed();
   if (h.flags & kFlagEndOfStream) {
@@ -139,7 +191,26 @@ bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
 }
 
 int FabricRecvLink::flush_control() {
-  if (!peer_) return 0;
+  if (!peer_ || state_ == LinkState::failed) return 0;
+  if (transfer_ == FabricTransfer::rma_writes) {
+    int work = 0;
+    if (setup_credit_ != 0) {
+      if (!send_setup()) return work;
+      ++work;
+    }
+    if (credit_to_send_ != 0) {
+      if (!write_word(kCreditWordAt, kImmCredit, credit_to_send_)) return work;
+      credit_to_send_ = 0;
+      ++stats_.credit_frames;
+      ++work;
+    }
+    if (ack_to_send_) {
+      if (!write_word(kAckWordAt, kImmAck, *ack_to_send_)) return work;
+      ack_to_send_.reset();
+      ++work;
+    }
+    return work;
+  }
   auto& context = hub_.context();
   int work = 0;
   auto inject = [&](FrameHeader header) -> bool {
@@ -171,9 +242,75 @@ int FabricRecvLink::flush_control() {
   return work;
 }
 
+bool FabricRecvLink::send_setup() {
+  auto source = sources_->acquire();
+  if (!source) {
+    ++stats_.would_block;
+    return false;
+  }
+  const auto frame = std::span<std::byte, kFrameHeaderBytes>(source->data, kFrameHeaderBytes);
+  encode_header({.flags = kFlagCredit, .stream_id = options_.stream_id, .sequence = setup_credit_},
+                {}, frame);
+  encode_setup({.ring_address = hub_.context().remote_address(pool_.region().data()),
+                .ring_key = registration_.key(),
+                .slots = pool_.capacity(),
+                .slot_bytes = static_cast<std::uint32_t>(pool_.buffer_bytes()),
+                .link = link_index_},
+               std::span<std::byte, kRmaSetupBytes>(source->data + kFrameHeaderBytes,
+                                                    kRmaSetupBytes));
+  auto& op = source_ops_[source->index];
+  op = OpContext{.owner = owner_, .slot = source->index, .outbound = true};
+  auto& context = hub_.context();
+  const auto rc = fi_tsend(context.ep(), source->data, kControlMessageBytes,
+                           sources_registration_.desc(), *peer_, options_.stream_id, &op.fi);
+  ++stats_.write_calls;
+  if (rc != 0) sources_->release(*source);
+  if (rc == -FI_EAGAIN) {
+    ++stats_.would_block;  // retried on the next poll, after the CQ was read
+    return false;
+  }
+  if (rc != 0) {
+    fail_link(context.error("fi_tsend", static_cast<int>(rc)));
+    return false;
+  }
+  setup_credit_ = 0;
+  ++stats_.credit_frames;
+  return true;
+}
+
+bool FabricRecvLink::write_word(std::uint64_t offset, std::uint32_t kind, std::uint64_t value) {
+  auto source = sources_->acquire();
+  if (!source) {
+    ++stats_.would_block;
+    return false;
+  }
+  wire_detail::put(source->data, value);
+  auto& op = source_ops_[source->index];
+  op = OpContext{.owner = owner_, .slot = source->index, .outbound = true};
+  auto& context = hub_.context();
+  const auto rc = fi_writedata(context.ep(), source->data, kControlWordBytes,
+                               sources_registration_.desc(),
+                               encode_imm(link_index_, kind, kControlWordBytes), *peer_,
+                               peer_credit_address_ + offset, peer_credit_key_, &op.fi);
+  ++stats_.write_calls;
+  if (rc != 0) sources_->release(*source);
+  if (rc == -FI_EAGAIN) {
+    ++stats_.would_block;
+    return false;
+  }
+  if (rc != 0) {
+    fail_link(context.error("fi_writedata", static_cast<int>(rc)));
+    return false;
+  }
+  return true;
+}
+
 bool FabricRecvLink::arm() {
   if (state_ == LinkState::failed) return true;
-  if (arrived_head_ != arrived_tail_ || credit_to_send_ != 0 || ack_to_send_) return false;
+  if (arrived_head_ != arrived_tail_ || credit_to_send_ != 0 || ack_to_send_ ||
+      setup_credit_ != 0) {
+    return false;
+  }
   return hub_.context().arm();
 }
 

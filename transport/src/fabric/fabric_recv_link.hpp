@@ -1,4 +1,7 @@
-// The receiving end of a fabric-msg link. Private: made by FabricListener::expect().
+// The receiving end of a fabric-msg or fabric-rma link. Private: made by
+// FabricListener::expect(). What differs between the transfers is how frames arrive (posted
+// receives / remote writes into the ring) and how control leaves (fi_tinject / fi_writedata);
+// checking and delivering frames and granting credit is the same code.
 #pragma once
 
 #include <memory>
@@ -9,9 +12,11 @@
 #include <boreal/transport/buffer_pool.hpp>
 #include <boreal/transport/credit_window.hpp>
 #include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/fabric_medium.hpp>
 #include <boreal/transport/link.hpp>
 
 #include "fabric/fabric_context.hpp"
+#include "fabric/fabric_wire.hpp"
 
 namespace boreal::transport::fabric_medium {
 
@@ -24,25 +29,38 @@ class Hub {
   virtual FabricContext& context() = 0;
 };
 
-// `window` buffers of header + max payload, registered once, each posted with fi_trecv
-// tagged with the stream id. Receive completions (in arrival order: the provider matches
-// posted buffers in order and the sender's sends are ordered) are queued by the hub and
-// delivered by poll(); each buffer is reposted as soon as the sink returned, and freed
-// slots are granted back `credit_batch` at a time with fi_tinject.
+// `window` buffers of header + max payload, registered once.
+// fabric-msg: each buffer is posted with fi_trecv tagged with the stream id. Receive
+// completions (in arrival order: the provider matches posted buffers in order and the
+// sender's sends are ordered) are queued by the hub and delivered by poll(); each buffer is
+// reposted as soon as the sink returned, and freed slots are granted back `credit_batch` at
+// a time with fi_tinject.
+// fabric-rma: the buffers are the ring, registered for FI_REMOTE_WRITE. The hub hands over
+// each remote write's immediate (on_written); the slot must be the next one in ring order. A
+// slot is free again once the sink returned, and freed slots are granted back with
+// fi_writedata from kSources small registered buffers, each reused after its completion.
 class FabricRecvLink final : public RecvLink {
  public:
-  FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& options, std::uint32_t owner);
+  // link_index: 1..255 for fabric-rma (the immediate's link field), 0 for fabric-msg.
+  FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& options, std::uint32_t owner,
+                 FabricTransfer transfer, std::uint32_t link_index);
   FabricRecvLink(const FabricRecvLink&) = delete;
   FabricRecvLink& operator=(const FabricRecvLink&) = delete;
   ~FabricRecvLink() override;
 
-  // Registers the pool and posts every buffer.
+  // Registers the pool and posts every buffer (fabric-msg) or registers the ring (rma).
   [[nodiscard]] Result<void> start();
-  // A hello for this stream came from `peer`: grants the initial credit.
-  void attach(fi_addr_t peer, std::string peer_text);
+  // A hello for this stream came from `peer`: grants the initial credit (fabric-rma: sends
+  // the setup, and credit goes to the credit words `extension` names).
+  void attach(fi_addr_t peer, std::string peer_text, const HelloExtension& extension);
   [[nodiscard]] bool attached() const noexcept { return peer_.has_value(); }
-  // From the hub: buffer `slot` holds a message of `length` bytes.
+  [[nodiscard]] FabricTransfer transfer() const noexcept { return transfer_; }
+  // From the hub (fabric-msg): buffer `slot` holds a message of `length` bytes.
   void on_received(std::uint32_t slot, std::size_t length);
+  // From the hub (fabric-rma): a remote write with this immediate (its link is this one).
+  void on_written(const Imm& imm);
+  // From the hub: an operation this link posted (setup send, credit write) completed.
+  void on_outbound_done(std::uint32_t slot);
   void fail_link(const Error& error);
 
   int poll(FrameSink& sink) override;
@@ -60,9 +78,16 @@ class FabricRecvLink final : public RecvLink {
     std::size_t length = 0;
   };
 
+  // Setup, credit and ack messages in flight at once (fabric-rma).
+  static constexpr std::uint32_t kSources = 4;
+
   [[nodiscard]] Result<void> post(std::uint32_t slot);
   bool deliver(FrameSink& sink, const Arrived& arrived);
   int flush_control();
+  // fabric-rma: sends the setup / writes one control word. false: not now (-FI_EAGAIN or no
+  // free source buffer; retried on the next poll) or the link failed.
+  bool send_setup();
+  bool write_word(std::uint64_t offset, std::uint32_t kind, std::uint64_t value);
   [[nodiscard]] std::string describe() const;
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
@@ -71,8 +96,18 @@ class FabricRecvLink final : public RecvLink {
   LinkOptions options_;
   FrameLimits limits_;
   std::uint32_t owner_;
+  FabricTransfer transfer_;
+  std::uint32_t link_index_;
   BufferPool pool_;
   Registration registration_;
+  // fabric-rma only.
+  std::optional<BufferPool> sources_;
+  Registration sources_registration_;
+  std::vector<OpContext> source_ops_;
+  std::uint64_t peer_credit_address_ = 0;
+  std::uint64_t peer_credit_key_ = 0;
+  std::uint64_t setup_credit_ = 0;  // initial credit to send in the setup (0: sent)
+  std::uint64_t writes_seen_ = 0;   // remote writes so far; the next hits slot writes_seen_ % window
   std::vector<OpContext> ops_;
   std::vector<Arrived> arrived_;  // ring of window entries: at most window receives are posted
   std::uint64_t arrived_head_ = 0;

@@ -1,9 +1,12 @@
-// The sending end of a fabric-msg link.
+// The sending end of a fabric-msg or fabric-rma link.
 //
 // Frames are built in place in buffers of one registered pool ([32-byte header][payload]),
-// queued in commit order and posted with fi_tsend in do_work(); a buffer returns to the pool
-// when its send completes. The pool holds window + 1 buffers: one per credit, and the hello.
-// kControlSlots small registered buffers stay posted for credit and ack frames.
+// queued in commit order and posted in do_work(): fabric-msg with fi_tsend, fabric-rma with
+// fi_writedata into the receiver's ring; a buffer returns to the pool when its operation
+// completes. The pool holds window + 1 buffers: one per credit, and the hello (always a
+// tagged send). kControlSlots small registered buffers stay posted for the receiver's tagged
+// control messages: credit and ack frames (fabric-msg) or the one setup message (fabric-rma,
+// after which credit and the ack arrive as remote writes into credit_words_).
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -30,13 +33,16 @@ constexpr std::uint32_t kControlSlots = 8;
 class FabricSendLink final : public SendLink {
  public:
   FabricSendLink(EventLoop& loop, std::unique_ptr<FabricContext> context, std::string peer_text,
-                 const LinkOptions& options, std::chrono::milliseconds connect_timeout)
+                 const LinkOptions& options, FabricTransfer transfer,
+                 std::chrono::milliseconds connect_timeout)
       : loop_(loop),
         options_(options),
+        transfer_(transfer),
         peer_text_(std::move(peer_text)),
         pool_(options.window + 1,
               std::max(kFrameHeaderBytes + options.max_payload_bytes, kHelloFrameBytes)),
-        control_(kControlSlots * kFrameHeaderBytes),
+        control_(kControlSlots * kControlMessageBytes),
+        credit_words_(2 * kControlWordBytes),
         context_(std::move(context)),
         data_ops_(pool_.capacity()),
         control_ops_(kControlSlots),
@@ -54,9 +60,18 @@ class FabricSendLink final : public SendLink {
 
   // Registers the buffers, posts the control receives and builds the hello.
   Result<void> start() {
-    auto pool_reg = context_->register_region(pool_.region());
+    const bool rma = transfer_ == FabricTransfer::rma_writes;
+    auto pool_reg = context_->register_region(pool_.region(), FI_SEND | (rma ? FI_WRITE : 0));
     if (!pool_reg) return pool_reg.error();
     pool_reg_ = std::move(pool_reg).value();
+    HelloExtension extension{.transfer = transfer_};
+    if (rma) {
+      auto words = context_->register_region(credit_words_, FI_REMOTE_WRITE);
+      if (!words) return words.error();
+      credit_words_reg_ = std::move(words).value();
+      extension.credit_address = context_->remote_address(credit_words_.data());
+      extension.credit_key = credit_words_reg_.key();
+    }
     auto control_reg = context_->register_region(control_);
     if (!control_reg) return control_reg.error();
     control_reg_ = std::move(control_reg).value();
@@ -82,16 +97,19 @@ class FabricSendLink final : public SendLink {
                          .max_payload_bytes = options_.max_payload_bytes};
     std::byte* body = buffer->data + kFrameHeaderBytes;
     encode_hello(payload, std::span<std::byte, kHelloPayloadBytes>(body, kHelloPayloadBytes));
-    std::memcpy(body + kHelloPayloadBytes, name.value().data(), name.value().size());
-    // The message is a standard hello frame followed by the name (see fabric_wire.hpp).
+    encode_extension(extension, std::span<std::byte, kHelloExtensionBytes>(
+                                    body + kHelloPayloadBytes, kHelloExtensionBytes));
+    std::memcpy(body + kHelloPayloadBytes + kHelloExtensionBytes, name.value().data(),
+                name.value().size());
+    // A standard hello frame, the extension, then the name (see fabric_wire.hpp).
     FrameHeader header{.flags = kFlagHello,
                        .stream_id = options_.stream_id,
                        .payload_bytes = static_cast<std::uint32_t>(kHelloPayloadBytes)};
     encode_header(header, {body, kHelloPayloadBytes},
                   std::span<std::byte, kFrameHeaderBytes>(buffer->data, kFrameHeaderBytes));
-    const auto message_bytes = static_cast<std::uint32_t>(kFrameHeaderBytes + kHelloPayloadBytes +
-                                                          name.value().size());
-    queue_[queue_tail_++ % queue_.size()] = {hello_slot_, message_bytes, kHelloTag};
+    const auto message_bytes = static_cast<std::uint32_t>(
+        kFrameHeaderBytes + kHelloPayloadBytes + kHelloExtensionBytes + name.value().size());
+    queue_[queue_tail_++ % queue_.size()] = {hello_slot_, message_bytes, kHelloTag, 0};
     return success();
   }
 
@@ -123,7 +141,7 @@ class FabricSendLink final : public SendLink {
                            payload_bytes, flags, stats_);
     queue_[queue_tail_++ % queue_.size()] = {
         claim.slot, static_cast<std::uint32_t>(kFrameHeaderBytes + payload_bytes),
-        options_.stream_id};
+        options_.stream_id, header.sequence};
     if (flags & kFlagEndOfStream) {
       eos_committed_ = true;
       eos_sequence_ = header.sequence;
@@ -149,11 +167,12 @@ class FabricSendLink final : public SendLink {
     std::uint32_t slot = 0;
     std::uint32_t bytes = 0;
     std::uint64_t tag = 0;
+    std::uint64_t sequence = 0;  // 0: the hello
   };
 
   Result<void> post_control(std::uint32_t slot) {
-    const auto rc = fi_trecv(context_->ep(), control_.data() + slot * kFrameHeaderBytes,
-                             kFrameHeaderBytes, control_reg_.desc(), context_->peer(),
+    const auto rc = fi_trecv(context_->ep(), control_.data() + slot * kControlMessageBytes,
+                             kControlMessageBytes, control_reg_.desc(), context_->peer(),
                              options_.stream_id, 0, &control_ops_[slot].fi);
     if (rc != 0) return context_->error("fi_trecv", static_cast<int>(rc));
     return success();
@@ -175,6 +194,15 @@ class FabricSendLink final : public SendLink {
       }
       for (std::size_t i = 0; i < n.value(); ++i) {
         const auto* op = static_cast<const OpContext*>(entries[i].op_context);
+        if (!op) {
+          // A remote write (see the listener: no context, FI_REMOTE_CQ_DATA the only flag
+          // tested; our own writes carry our context even where flagged FI_REMOTE_CQ_DATA).
+          if ((entries[i].flags & FI_REMOTE_CQ_DATA) && !on_remote_write(entries[i].data)) {
+            return work;
+          }
+          ++work;
+          continue;
+        }
         if (op->owner == kOwnerData) {
           pool_.release(pool_.at(op->slot));
         } else if (!on_control(op->slot, entries[i].len)) {
@@ -185,11 +213,58 @@ class FabricSendLink final : public SendLink {
     }
   }
 
+  // fabric-rma: the receiver wrote a credit total or the ack into credit_words_.
+  bool on_remote_write(std::uint64_t data) {
+    const auto imm = decode_imm(data);
+    if (transfer_ != FabricTransfer::rma_writes || link_index_ == 0 || imm.link != link_index_ ||
+        imm.length != kControlWordBytes || (imm.slot != kImmCredit && imm.slot != kImmAck)) {
+      set_failed(Error{ErrorCategory::protocol, 0,
+                       describe() + ": unexpected remote write with immediate data " +
+                           std::to_string(data & 0xFFFFFFFF)});
+      return false;
+    }
+    if (imm.slot == kImmCredit) {
+      ++stats_.credit_frames;
+      // Cumulative totals: a later write read here first makes the earlier one a no-op.
+      credits_.on_grant(wire_detail::get<std::uint64_t>(credit_words_.data() + kCreditWordAt));
+    } else {
+      const auto acked = wire_detail::get<std::uint64_t>(credit_words_.data() + kAckWordAt);
+      if (eos_committed_ && acked == eos_sequence_) state_ = LinkState::finished;
+    }
+    return true;
+  }
+
+  // fabric-rma: the receiver's answer to the hello.
+  bool on_setup(const std::byte* raw) {
+    const auto setup = decode_setup({raw + kFrameHeaderBytes, kRmaSetupBytes});
+    std::string problem;
+    if (transfer_ != FabricTransfer::rma_writes) {
+      problem = "fabric-rma setup on a fabric-msg link";
+    } else if (state_ != LinkState::connecting) {
+      problem = "second fabric-rma setup";
+    } else if (!setup) {
+      problem = "fabric-rma setup is corrupt";
+    } else if (setup->slots == 0 || setup->slots > kMaxRmaSlots || setup->link == 0 ||
+               setup->slot_bytes < kFrameHeaderBytes + options_.max_payload_bytes) {
+      problem = "fabric-rma setup offers " + std::to_string(setup->slots) + " slots of " +
+                std::to_string(setup->slot_bytes) + " bytes as link " +
+                std::to_string(setup->link) + ", which cannot carry this link's frames";
+    }
+    if (!problem.empty()) {
+      set_failed(Error{ErrorCategory::protocol, 0, describe() + ": " + problem});
+      return false;
+    }
+    ring_ = *setup;
+    link_index_ = setup->link;
+    return true;
+  }
+
   bool on_control(std::uint32_t slot, std::size_t length) {
-    const std::byte* raw = control_.data() + slot * kFrameHeaderBytes;
-    Result<FrameHeader> header = fail(ErrorCategory::protocol, 0, "control frame is " +
-                                      std::to_string(length) + " bytes (expected 32)");
-    if (length == kFrameHeaderBytes) {
+    const std::byte* raw = control_.data() + slot * kControlMessageBytes;
+    const bool is_setup = length == kControlMessageBytes;
+    Result<FrameHeader> header = fail(ErrorCategory::protocol, 0, "control message is " +
+                                      std::to_string(length) + " bytes (expected 32 or 64)");
+    if (length == kFrameHeaderBytes || is_setup) {
       const auto bytes = std::span<const std::byte, kFrameHeaderBytes>(raw, kFrameHeaderBytes);
       header = decode_header(bytes, FrameLimits{.stream_id = options_.stream_id});
       if (header) {
@@ -201,6 +276,18 @@ class FabricSendLink final : public SendLink {
       return false;
     }
     const auto& h = header.value();
+    if (is_setup && !((h.flags & kFlagCredit) && on_setup(raw))) {
+      if (state_ != LinkState::failed) {
+        set_failed(Error{ErrorCategory::protocol, 0,
+                         describe() + ": 64-byte control message is not a fabric-rma setup"});
+      }
+      return false;
+    }
+    if (!is_setup && transfer_ == FabricTransfer::rma_writes) {
+      set_failed(Error{ErrorCategory::protocol, 0,
+                       describe() + ": 32-byte control frame on a fabric-rma link"});
+      return false;
+    }
     if (h.flags & kFlagCredit) {
       ++stats_.credit_frames;
       credits_.on_grant(h.sequence);
@@ -227,8 +314,18 @@ class FabricSendLink final : public SendLink {
       auto& op = data_ops_[q.slot];
       op.owner = kOwnerData;
       op.slot = q.slot;
-      const auto rc = fi_tsend(context_->ep(), pool_.at(q.slot).data, q.bytes, pool_reg_.desc(),
-                               context_->peer(), q.tag, &op.fi);
+      const void* frame = pool_.at(q.slot).data;
+      ssize_t rc = 0;
+      if (transfer_ == FabricTransfer::rma_writes && q.sequence != 0) {
+        const auto target = static_cast<std::uint32_t>((q.sequence - 1) % ring_.slots);
+        rc = fi_writedata(context_->ep(), frame, q.bytes, pool_reg_.desc(),
+                          encode_imm(link_index_, target, q.bytes), context_->peer(),
+                          ring_.ring_address + std::uint64_t{target} * ring_.slot_bytes,
+                          ring_.ring_key, &op.fi);
+      } else {
+        rc = fi_tsend(context_->ep(), frame, q.bytes, pool_reg_.desc(), context_->peer(), q.tag,
+                      &op.fi);
+      }
       ++stats_.write_calls;
       if (rc == -FI_EAGAIN) {
         // rxm refuses the first sends while it connects (TRANSPORT_NOTES §1.3.1): the CQ is
@@ -237,7 +334,10 @@ class FabricSendLink final : public SendLink {
         return work;
       }
       if (rc != 0) {
-        auto e = context_->error("fi_tsend", static_cast<int>(rc));
+        auto e = context_->error(q.sequence != 0 && transfer_ == FabricTransfer::rma_writes
+                                     ? "fi_writedata"
+                                     : "fi_tsend",
+                                 static_cast<int>(rc));
         set_failed(Error{e.category, e.code, describe() + ": " + e.message});
         return work;
       }
@@ -261,14 +361,19 @@ class FabricSendLink final : public SendLink {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   EventLoop& loop_;
   LinkOptions options_;
+  FabricTransfer transfer_;
   std::string peer_text_;
   // The destructor closes the endpoint first; then the registrations (declared after the
   // context) close before the domain, and the buffers (declared before it) go last.
   BufferPool pool_;
   std::vector<std::byte> control_;
+  std::vector<std::byte> credit_words_;  // fabric-rma: [credit total][ack], written remotely
   std::unique_ptr<FabricContext> context_;
   Registration pool_reg_;
   Registration control_reg_;
+  Registration credit_words_reg_;
+  RmaSetup ring_;                  // fabric-rma: where frames go, from the setup
+  std::uint32_t link_index_ = 0;   // fabric-rma: 0 until the setup
   std::vector<OpContext> data_ops_;     // one per pool buffer
   std::vector<OpContext> control_ops_;  // one per control slot
   std::vector<Queued> queue_;           // committed, not yet posted; sized once
@@ -291,26 +396,41 @@ class FabricSendLink final : public SendLink {
 Result<std::unique_ptr<SendLink>> make_fabric_send_link(EventLoop& loop,
                                                         const FabricEndpoint& peer,
                                                         const LinkOptions& options,
+                                                        FabricTransfer transfer,
                                                         std::chrono::milliseconds connect_timeout) {
   const std::string text = peer.host + ":" + std::to_string(peer.port);
+  const std::string link = "link '" + options.name + "' to fabric://" + peer.provider + "/" + text;
   if (options.max_payload_bytes == 0 || options.window == 0 || options.tuple_bytes == 0 ||
       options.max_payload_bytes < options.tuple_bytes) {
     return fail(ErrorCategory::config, 0,
-                "link '" + options.name + "' to fabric://" + peer.provider + "/" + text +
-                    ": batch bytes must hold at least one tuple and the window must be > 0");
+                link + ": batch bytes must hold at least one tuple and the window must be > 0");
   }
+  const bool rma = transfer == FabricTransfer::rma_writes;
+  if (rma) {
+    if (auto problem = fabric_medium::rma_options_problem(options); !problem.empty()) {
+      return fail(ErrorCategory::config, 0, link + ": " + problem);
+    }
+  }
+  using Rma = fabric_medium::FabricContext::Rma;
   auto context = fabric_medium::FabricContext::open(loop, peer.provider, peer.host, peer.port,
-                                                    /*bind_local=*/false);
+                                                    /*bind_local=*/false,
+                                                    rma ? Rma::required : Rma::unwanted);
   if (!context) {
     auto e = context.error();
-    e.message = "link '" + options.name + "' to fabric://" + peer.provider + "/" + text + ": " +
-                e.message;
+    e.message = link + ": " + e.message;
     return e;
   }
-  auto link = std::make_unique<FabricSendLink>(loop, std::move(context).value(), text, options,
-                                               connect_timeout);
-  if (auto ok = link->start(); !ok) return ok.error();
-  return std::unique_ptr<SendLink>(std::move(link));
+  auto send = std::make_unique<FabricSendLink>(loop, std::move(context).value(), text, options,
+                                               transfer, connect_timeout);
+  if (auto ok = send->start(); !ok) return ok.error();
+  return std::unique_ptr<SendLink>(std::move(send));
+}
+
+Result<std::unique_ptr<SendLink>> make_fabric_send_link(EventLoop& loop,
+                                                        const FabricEndpoint& peer,
+                                                        const LinkOptions& options,
+                                                        std::chrono::milliseconds connect_timeout) {
+  return make_fabric_send_link(loop, peer, options, FabricTransfer::messages, connect_timeout);
 }
 
 }  // namespace boreal::transport

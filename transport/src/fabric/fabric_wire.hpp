@@ -1,23 +1,185 @@
-// What both ends of a fabric-msg link agree on beyond the frame format. Private.
+// What both ends of a fabric link agree on beyond the frame format. Private.
+//
+// Handshake (both transfers), on tagged messages:
+//   sender -> receiver, tag kHelloTag:
+//     [hello frame: 32-byte header + HelloPayload, checksummed]
+//     [HelloExtension, kHelloExtensionBytes, own CRC-32C]
+//     [the sender's fi_getname bytes, at most kMaxNameBytes, unchecked]
+//   fabric-msg: the receiver answers with a credit frame (below).
+//   fabric-rma: the receiver answers with one setup message, tagged with the stream id:
+//     [credit frame: 32-byte header, sequence = initial credit, checksummed]
+//     [RmaSetup, kRmaSetupBytes, own CRC-32C]
+//
+// fabric-msg data: each frame is one tagged message (tag = stream id) into a posted receive.
+// Credit and the end-of-stream ack: 32-byte frames, fi_tinject, tag = stream id.
+//
+// fabric-rma data: the sender fi_writedata's [header + payload] of frame `sequence` to ring
+// slot (sequence - 1) % slots at ring_address + slot * slot_bytes, with the 32-bit immediate
+//     bits 31..24 link index (1..255, assigned by the listener) |
+//     bits 23..16 slot (0..255)                                 |
+//     bits 15..0  frame length in bytes (header + payload, <= 65535).
+// Credit and the ack go back the same way: the receiver fi_writedata's 8 bytes (little-endian
+// u64) into the sender's credit words, credit_address + 0 (cumulative credit total) or + 8
+// (sequence of the acknowledged end-of-stream frame), with the immediate
+//     bits 31..24 link index | bits 23..16 kImmCredit or kImmAck | bits 15..0 the length, 8.
+// Only 32 bits of immediate data are used because verbs and EFA carry no more (TRANSPORT_NOTES
+// §1.3.9). Addresses are virtual addresses under FI_MR_VIRT_ADDR, else offsets, so each side
+// sends the base its own provider wants (0 without FI_MR_VIRT_ADDR) and the peer adds offsets.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
 
+#include <boost/endian/conversion.hpp>
+
+#include <boreal/transport/crc32c.hpp>
+#include <boreal/transport/fabric_medium.hpp>
 #include <boreal/transport/frame.hpp>
+#include <boreal/transport/link.hpp>
 
 namespace boreal::transport::fabric_medium {
 
 // Tags on the receiver's endpoint: data frames carry their stream id; hellos carry
-// kHelloTag, which no 32-bit stream id can equal. Credit and acks go to the sender's own
-// endpoint, tagged with the stream id.
+// kHelloTag, which no 32-bit stream id can equal. Credit, acks and the rma setup go to the
+// sender's own endpoint, tagged with the stream id.
 inline constexpr std::uint64_t kHelloTag = std::uint64_t{1} << 32;
 
-// The hello message: a standard hello frame (header + HelloPayload, checksummed and checked
-// by decode_header like any frame), then the sender's fi_getname bytes, at most
-// kMaxNameBytes. The name is outside the checksum: the provider delivers messages intact,
-// and a corrupted name can only make the receiver's answers go nowhere.
 inline constexpr std::size_t kMaxNameBytes = 224;
-inline constexpr std::size_t kHelloFrameBytes = kFrameHeaderBytes + kHelloPayloadBytes + kMaxNameBytes;
+inline constexpr std::size_t kHelloExtensionBytes = 32;
+inline constexpr std::size_t kHelloFrameBytes =
+    kFrameHeaderBytes + kHelloPayloadBytes + kHelloExtensionBytes + kMaxNameBytes;
+inline constexpr std::size_t kRmaSetupBytes = 32;
+inline constexpr std::size_t kControlMessageBytes = kFrameHeaderBytes + kRmaSetupBytes;
+
+// fabric-rma limits that follow from the 32-bit immediate.
+inline constexpr std::uint32_t kMaxRmaSlots = 256;
+inline constexpr std::uint32_t kMaxRmaLinks = 255;
+inline constexpr std::size_t kMaxRmaFrameBytes = 65535;
+// The sender's credit words: [credit total][acknowledged sequence], 8 bytes each.
+inline constexpr std::uint64_t kCreditWordAt = 0;
+inline constexpr std::uint64_t kAckWordAt = 8;
+inline constexpr std::uint32_t kImmCredit = 1;
+inline constexpr std::uint32_t kImmAck = 2;
+inline constexpr std::uint32_t kControlWordBytes = 8;
+
+struct Imm {
+  std::uint32_t link = 0;
+  std::uint32_t slot = 0;  // or kImmCredit / kImmAck towards a sender
+  std::uint32_t length = 0;
+};
+[[nodiscard]] constexpr std::uint64_t encode_imm(std::uint32_t link, std::uint32_t slot,
+                                                 std::uint32_t length) noexcept {
+  return (std::uint64_t{link & 0xFF} << 24) | (std::uint64_t{slot & 0xFF} << 16) |
+         (length & 0xFFFF);
+}
+[[nodiscard]] constexpr Imm decode_imm(std::uint64_t data) noexcept {
+  return {static_cast<std::uint32_t>((data >> 24) & 0xFF),
+          static_cast<std::uint32_t>((data >> 16) & 0xFF),
+          static_cast<std::uint32_t>(data & 0xFFFF)};
+}
+
+// After the hello frame: byte 0 transfer (0 messages, 1 rma_writes), bytes 1..7 zero,
+// 8..15 credit-word base address, 16..23 its key (fabric-rma; 0 for fabric-msg),
+// 24..27 zero, 28..31 CRC-32C of bytes 0..27.
+struct HelloExtension {
+  FabricTransfer transfer = FabricTransfer::messages;
+  std::uint64_t credit_address = 0;
+  std::uint64_t credit_key = 0;
+};
+
+// After the setup's credit frame: 0..7 ring base address, 8..15 ring key, 16..19 slots,
+// 20..23 slot bytes, 24 link index, 25..27 zero, 28..31 CRC-32C of bytes 0..27.
+struct RmaSetup {
+  std::uint64_t ring_address = 0;
+  std::uint64_t ring_key = 0;
+  std::uint32_t slots = 0;
+  std::uint32_t slot_bytes = 0;
+  std::uint32_t link = 0;
+};
+
+namespace wire_detail {
+template <class T>
+void put(std::byte* at, T value) noexcept {
+  boost::endian::native_to_little_inplace(value);
+  std::memcpy(at, &value, sizeof value);
+}
+template <class T>
+[[nodiscard]] T get(const std::byte* at) noexcept {
+  T value;
+  std::memcpy(&value, at, sizeof value);
+  return boost::endian::little_to_native(value);
+}
+inline void seal(std::span<std::byte, 32> out) noexcept {
+  put(out.data() + 28, crc32c(out.first(28)));
+}
+[[nodiscard]] inline bool sealed(std::span<const std::byte> in) noexcept {
+  return in.size() == 32 && get<std::uint32_t>(in.data() + 28) == crc32c(in.first(28));
+}
+}  // namespace wire_detail
+
+inline void encode_extension(const HelloExtension& e,
+                             std::span<std::byte, kHelloExtensionBytes> out) noexcept {
+  std::memset(out.data(), 0, out.size());
+  out[0] = static_cast<std::byte>(e.transfer);
+  wire_detail::put(out.data() + 8, e.credit_address);
+  wire_detail::put(out.data() + 16, e.credit_key);
+  wire_detail::seal(out);
+}
+
+// nullopt: checksum mismatch, non-zero reserved bytes or an unknown transfer.
+[[nodiscard]] inline std::optional<HelloExtension> decode_extension(
+    std::span<const std::byte> in) noexcept {
+  if (!wire_detail::sealed(in)) return std::nullopt;
+  const auto kind = std::to_integer<std::uint8_t>(in[0]);
+  if (kind > static_cast<std::uint8_t>(FabricTransfer::rma_writes)) return std::nullopt;
+  for (std::size_t i : {1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27}) {
+    if (in[i] != std::byte{0}) return std::nullopt;
+  }
+  return HelloExtension{.transfer = static_cast<FabricTransfer>(kind),
+                        .credit_address = wire_detail::get<std::uint64_t>(in.data() + 8),
+                        .credit_key = wire_detail::get<std::uint64_t>(in.data() + 16)};
+}
+
+inline void encode_setup(const RmaSetup& s, std::span<std::byte, kRmaSetupBytes> out) noexcept {
+  std::memset(out.data(), 0, out.size());
+  wire_detail::put(out.data() + 0, s.ring_address);
+  wire_detail::put(out.data() + 8, s.ring_key);
+  wire_detail::put(out.data() + 16, s.slots);
+  wire_detail::put(out.data() + 20, s.slot_bytes);
+  out[24] = static_cast<std::byte>(s.link);
+  wire_detail::seal(out);
+}
+
+// nullopt: checksum mismatch or non-zero reserved bytes. Field ranges are the caller's.
+[[nodiscard]] inline std::optional<RmaSetup> decode_setup(std::span<const std::byte> in) noexcept {
+  if (!wire_detail::sealed(in)) return std::nullopt;
+  if (in[25] != std::byte{0} || in[26] != std::byte{0} || in[27] != std::byte{0}) {
+    return std::nullopt;
+  }
+  return RmaSetup{.ring_address = wire_detail::get<std::uint64_t>(in.data() + 0),
+                  .ring_key = wire_detail::get<std::uint64_t>(in.data() + 8),
+                  .slots = wire_detail::get<std::uint32_t>(in.data() + 16),
+                  .slot_bytes = wire_detail::get<std::uint32_t>(in.data() + 20),
+                  .link = std::to_integer<std::uint32_t>(in[24])};
+}
+
+// What fabric-rma cannot carry in `options`, or "" (the immediate's field widths).
+[[nodiscard]] inline std::string rma_options_problem(const LinkOptions& options) {
+  if (options.window > kMaxRmaSlots) {
+    return "fabric-rma allows a window of at most " + std::to_string(kMaxRmaSlots) +
+           " frames (an 8-bit slot in the immediate data), not " + std::to_string(options.window);
+  }
+  if (kFrameHeaderBytes + options.max_payload_bytes > kMaxRmaFrameBytes) {
+    return "fabric-rma allows frames of at most " + std::to_string(kMaxRmaFrameBytes) +
+           " bytes (a 16-bit length in the immediate data), not " +
+           std::to_string(kFrameHeaderBytes) + " + " + std::to_string(options.max_payload_bytes);
+  }
+  return {};
+}
 
 // Owners in OpContext::owner on the sending side.
 inline constexpr std::uint32_t kOwnerData = 1;
