@@ -37,7 +37,10 @@ def main(paths):
                 except json.JSONDecodeError as error:
                     sys.exit(f"{path}:{number}: not JSON: {error}")
                 if record.get("kind") == "run":
-                    groups.setdefault((record["medium"], record["wait"]), []).append(record)
+                    medium = record["medium"]
+                    if record.get("provider"):
+                        medium += " (" + record["provider"] + ")"
+                    groups.setdefault((medium, record["wait"]), []).append(record)
     if not groups:
         sys.exit("no run summaries ({\"kind\": \"run\"}) in " + ", ".join(paths))
     header = ["medium", "wait"] + [name for name, _, _ in COLUMNS] + ["runs", "all ok"]

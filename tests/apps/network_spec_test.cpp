@@ -735,3 +735,88 @@ TEST(ApplyOverrides, TupleBytesThatOutgrowTheBatchBlameTheFlag) {
 
 }  // namespace
 }  // namespace boreal::runtime
+
+namespace boreal::runtime {
+namespace {
+
+TEST(FabricSpec, ProviderComesFromTheLinkThenTheAddressThenTheDefault) {
+  // b's address names a provider; no medium is set anywhere, so s goes over fabric-msg.
+  const NetworkSpec by_address = parse_ok(base_with({{8, "    address: \"fabric://sockets/127.0.0.1:7102\""}}));
+  ASSERT_EQ(by_address.streams.size(), 1u);
+  EXPECT_EQ(by_address.streams[0].transport.medium, "fabric-msg");
+  EXPECT_EQ(by_address.streams[0].transport.provider, "");
+  EXPECT_EQ(fabric_provider(by_address, by_address.streams[0]), "sockets");
+
+  // A tcp:// address gives the default provider; the transport block's key wins over both.
+  const NetworkSpec by_default = parse_ok(after_nodes("transport: {medium: fabric-rma}"));
+  EXPECT_EQ(by_default.streams[0].transport.medium, "fabric-rma");
+  EXPECT_EQ(fabric_provider(by_default, by_default.streams[0]), "tcp;ofi_rxm");
+  const NetworkSpec by_key = parse_ok(base_with(
+      {{8, "    address: \"fabric://sockets/127.0.0.1:7102\"\ntransport: {provider: shm}\n"
+           "links: [{stream: s, provider: net}]"}}));
+  EXPECT_EQ(fabric_provider(by_key, by_key.streams[0]), "net");
+
+  // A medium named in the file wins over the address's scheme.
+  const NetworkSpec named = parse_ok(base_with(
+      {{8, "    address: \"fabric://sockets/127.0.0.1:7102\"\ntransport: {medium: tcp}"}}));
+  EXPECT_EQ(named.streams[0].transport.medium, "tcp");
+  const NetworkSpec per_link = parse_ok(base_with(
+      {{8, "    address: \"fabric://sockets/127.0.0.1:7102\"\nlinks: [{stream: s, medium: fabric-rma}]"}}));
+  EXPECT_EQ(per_link.streams[0].transport.medium, "fabric-rma");
+}
+
+TEST(FabricSpec, TheFabricEndpointTakesTheNextPortOnlyBesideATcpListener) {
+  const NetworkSpec fabric_only = parse_ok(after_nodes("transport: {medium: fabric-msg}"));
+  EXPECT_EQ(fabric_listen_port(fabric_only, fabric_only.nodes[1]), 7102);
+  const NetworkSpec tcp_too = parse_ok(base_with(
+      {{3, "  tick: [{seq: i64}, {pad: str8}]"},
+       {18, "    in: s\n  - {name: gen2, type: source, node: a, out: t, schema: tick}\n"
+            "  - {name: snk2, type: sink, node: b, in: t}\n"
+            "links: [{stream: t, medium: fabric-msg}]"}}));
+  ASSERT_EQ(tcp_too.streams.size(), 2u);
+  EXPECT_EQ(tcp_too.streams[0].transport.medium, "tcp");
+  EXPECT_EQ(tcp_too.streams[1].transport.medium, "fabric-msg");
+  EXPECT_EQ(fabric_listen_port(tcp_too, tcp_too.nodes[1]), 7103);
+}
+
+TEST(FabricSpec, BadProviderAndOutputAreLocated) {
+  EXPECT_EQ(errors_of(after_nodes("transport: {provider: \"\"}")),
+            Errors{"t.yaml:9:23: transport.provider: expected a string, got ''"});
+  EXPECT_EQ(errors_of(after_nodes("transport: {provider: \"tcp/rxm\"}")),
+            Errors{"t.yaml:9:23: transport.provider: provider 'tcp/rxm' holds '/' or white "
+                   "space (expected a name as `fi_info -l` prints it)"});
+  EXPECT_EQ(errors_of(base_with({{18, "    in: s\n    params: {output: \"\"}"}})),
+            Errors{"t.yaml:19:22: boxes[1].params.output: expected a string, got ''"});
+  const NetworkSpec spec = parse_ok(base_with({{18, "    in: s\n    params: {output: rows.csv}"}}));
+  EXPECT_EQ(spec.boxes[1].sink->output, "rows.csv");
+}
+
+TEST(FabricSpec, ProviderFlagSetsEveryLinkAndNeedsAFabricMedium) {
+  NetworkSpec spec = parse_ok(base_with());
+  Overrides alone;
+  alone.provider = "sockets";
+  SpecResult<void> refused = apply_overrides(spec, alone);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().messages,
+            Errors{"--provider: no stream between nodes uses a fabric medium (add --medium "
+                   "fabric-msg or --medium fabric-rma)"});
+  EXPECT_EQ(spec.streams[0].transport.provider, "");
+
+  Overrides both;
+  both.medium = "fabric-rma";
+  both.provider = "sockets";
+  ASSERT_TRUE(apply_overrides(spec, both));
+  EXPECT_EQ(spec.streams[0].transport.medium, "fabric-rma");
+  EXPECT_EQ(fabric_provider(spec, spec.streams[0]), "sockets");
+
+  Overrides empty;
+  empty.provider = "";
+  SpecResult<void> bad = apply_overrides(spec, empty);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().messages,
+            Errors{"--provider: empty provider (expected a libfabric provider such as "
+                   "tcp;ofi_rxm, sockets, shm, verbs or efa)"});
+}
+
+}  // namespace
+}  // namespace boreal::runtime

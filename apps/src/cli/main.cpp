@@ -41,7 +41,12 @@ struct OverrideFlags {
 
   void add_to(CLI::App& app, bool with_medium = true) {
     if (with_medium) {
-      app.add_option("--medium", values.medium, "Medium of every link: tcp (fabric-msg, fabric-rma, inproc: later)")
+      app.add_option("--medium", values.medium,
+                     "Medium of every link between nodes: tcp, fabric-msg or fabric-rma")
+          ->group("Transport (overrides the file)");
+      app.add_option("--provider", values.provider,
+                     "libfabric provider of the fabric media, as `fi_info -l` names it: "
+                     "tcp;ofi_rxm (default), sockets, shm, net; verbs;ofi_rxm, efa on clusters")
           ->group("Transport (overrides the file)");
     }
     app.add_option("--wait", values.wait, "Wait mode: busy, block, sleep, backoff or adaptive")
@@ -206,7 +211,8 @@ int demo_command(const std::string& file, const std::vector<std::string>& modes,
         if (box.source) duration = box.source->duration.count();
       }
       std::cerr << "boreal demo: " << spec->nodes.size() << " processes on loopback, "
-                << config.medium << ", " << config.tuple_bytes << "-byte tuples at "
+                << config.medium << (config.provider.empty() ? "" : " (provider " + config.provider + ")")
+                << ", " << config.tuple_bytes << "-byte tuples at "
                 << rate_text(config.offered_rate) << ", " << duration << " s per wait mode, "
                 << "latency budget " << config.latency_budget_us << " us\n";
     }

@@ -136,6 +136,7 @@ std::vector<std::string> to_args(const Overrides& o) {
     args.push_back(value);
   };
   if (o.medium) add("--medium", *o.medium);
+  if (o.provider) add("--provider", *o.provider);
   if (o.wait) add("--wait", *o.wait);
   if (o.latency_budget_us) add("--latency-budget", std::to_string(*o.latency_budget_us));
   if (o.spin_us) add("--spin-us", std::to_string(*o.spin_us));
@@ -221,6 +222,9 @@ RunConfig run_config_of(const NetworkSpec& spec) {
   if (chosen != nullptr) {
     const StreamSpec& stream = *chosen;
     config.medium = stream.crosses_nodes ? stream.transport.medium : "inproc";
+    if (stream.crosses_nodes && is_fabric(stream.transport.medium)) {
+      config.provider = fabric_provider(spec, stream);
+    }
     config.wait = std::string(transport::to_string(stream.transport.wait.mode));
     config.batch_bytes = stream.transport.batch_bytes;
     config.latency_budget_us = stream.transport.wait.latency_budget.count();
@@ -237,10 +241,12 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
   std::vector<std::string> addresses;
   if (options.free_ports) {
     for (const auto& node : spec.nodes) {
-      if (node.uri.scheme != "tcp" || !is_loopback(node.uri.host)) continue;
+      if (node.uri.scheme == "inproc" || !is_loopback(node.uri.host)) continue;
       auto port = free_tcp_port(node.uri.host);
       if (!port) return std::move(port).error();
-      addresses.push_back(node.name + "=tcp://" + node.uri.host + ":" + std::to_string(port.value()));
+      Uri moved = node.uri;
+      moved.port = port.value();
+      addresses.push_back(node.name + "=" + moved.to_string());
     }
   }
 

@@ -36,7 +36,7 @@ namespace boreal::runtime {
 struct LaunchOptions {
   std::string file;                 // the network file, as every child will read it
   std::vector<std::string> forwarded;  // override flags, passed to every child unchanged
-  bool free_ports = false;  // move every loopback tcp node to a free port
+  bool free_ports = false;  // move every loopback tcp or fabric node to a free port
   std::chrono::milliseconds timeout{0};  // 0 = the sources' duration + 30 s, or none
   std::ostream* json = nullptr;          // every JSON line: progress, node reports, summary
   std::ostream* progress = nullptr;      // one human line per progress report

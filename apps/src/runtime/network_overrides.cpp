@@ -1,6 +1,7 @@
 // apply_overrides(): the command line over a parsed network. Every flag is checked with the
 // same rules as its YAML key (spec_values.hpp); the changes are made on a copy, which replaces
 // the spec only when every flag was valid.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -52,6 +53,13 @@ TransportPatch transport_patch(const Overrides& overrides, FlagErrors& errors) {
       patch.medium = medium.value();
     } else {
       errors.add("--medium", medium.error().message);
+    }
+  }
+  if (overrides.provider) {
+    if (auto provider = parse_provider(*overrides.provider)) {
+      patch.provider = provider.value();
+    } else {
+      errors.add("--provider", provider.error().message);
     }
   }
   if (overrides.wait) {
@@ -150,6 +158,14 @@ SpecResult<void> apply_overrides(NetworkSpec& spec, const Overrides& overrides) 
                            " cannot hold one tuple of stream " + in_quotes(stream.name) + " (" +
                            std::to_string(schema->tuple_bytes()) + " bytes)");
     }
+  }
+  // --provider without a fabric link would be silently ignored: say so instead.
+  if (errors.empty() && overrides.provider &&
+      std::none_of(next.streams.begin(), next.streams.end(), [](const StreamSpec& stream) {
+        return stream.crosses_nodes && is_fabric(stream.transport.medium);
+      })) {
+    errors.add("--provider", "no stream between nodes uses a fabric medium (add --medium "
+                             "fabric-msg or --medium fabric-rma)");
   }
   if (!errors.empty()) return boost::outcome_v2::failure(errors.take());
   spec = std::move(next);

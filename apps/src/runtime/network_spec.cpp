@@ -24,16 +24,17 @@ using Keys = std::span<const std::string_view>;
 constexpr std::array<std::string_view, 7> kTopKeys = {
     "name", "cluster_token", "schemas", "nodes", "transport", "boxes", "links"};
 constexpr std::array<std::string_view, 2> kNodeKeys = {"name", "address"};
-constexpr std::array<std::string_view, 7> kTransportKeys = {
-    "medium", "wait", "latency_budget_us", "spin_us", "batch_bytes", "flush_us", "window"};
-constexpr std::array<std::string_view, 8> kLinkKeys = {"stream",  "medium",      "wait",
-                                                       "latency_budget_us", "spin_us",
-                                                       "batch_bytes", "flush_us", "window"};
+constexpr std::array<std::string_view, 8> kTransportKeys = {
+    "medium", "provider", "wait", "latency_budget_us", "spin_us", "batch_bytes", "flush_us",
+    "window"};
+constexpr std::array<std::string_view, 9> kLinkKeys = {
+    "stream",  "medium",      "provider", "wait",  "latency_budget_us",
+    "spin_us", "batch_bytes", "flush_us", "window"};
 constexpr std::array<std::string_view, 7> kBoxKeys = {"name", "type", "node",  "in",
                                                       "out",  "schema", "params"};
 constexpr std::array<std::string_view, 5> kSourceParamKeys = {"rate", "tuples", "duration_s",
                                                               "seed", "keys"};
-constexpr std::array<std::string_view, 2> kSinkParamKeys = {"kind", "slow_us_per_frame"};
+constexpr std::array<std::string_view, 3> kSinkParamKeys = {"kind", "slow_us_per_frame", "output"};
 // Operators whose output has their input's schema unless the box names one.
 constexpr std::array<std::string_view, 4> kSchemaPassingTypes = {"filter", "union", "bsort",
                                                                  "split"};
@@ -95,6 +96,7 @@ class Parser {
   std::string resolve_schema(std::size_t stream, int depth);
   void check_sinks();
   void read_links(const YamlValue& value);
+  void default_media_from_addresses();
   void check_batch_fit();
   const ops::Schema* schema_of(std::string_view name) const { return spec_.find_schema(name); }
 
@@ -103,6 +105,8 @@ class Parser {
   std::set<std::string, std::less<>> declared_schemas_;  // valid or not
   std::vector<std::pair<std::string, YamlValue>> declared_nodes_;  // valid or not, file order
   std::optional<YamlValue> default_batch_at_;
+  bool default_medium_set_ = false;             // the transport block names a medium
+  std::vector<bool> link_medium_set_;           // per stream: its links entry names one
   std::vector<BoxPlaces> places_;           // places_[i] is spec_.boxes[i]
   std::vector<Mention> first_mention_;      // first_mention_[i] is spec_.streams[i]'s
   std::vector<Mention> mentions_;           // every mention, file order
@@ -138,6 +142,7 @@ SpecResult<NetworkSpec> Parser::run(std::string_view text) {
       TransportEntry entry = read_transport(*mapping);
       entry.patch.apply_to(spec_.transport);
       default_batch_at_ = entry.batch_at;
+      default_medium_set_ = entry.patch.medium.has_value();
     }
   }
   if (const YamlValue* boxes = top->require("boxes", problems_)) read_boxes(*boxes);
@@ -145,6 +150,7 @@ SpecResult<NetworkSpec> Parser::run(std::string_view text) {
   build_streams();
   check_sinks();
   if (const YamlValue* links = top->find("links")) read_links(*links);
+  default_media_from_addresses();
   check_batch_fit();
 
   if (!problems_.empty()) return boost::outcome_v2::failure(problems_.sorted());
@@ -237,6 +243,15 @@ TransportEntry Parser::read_transport(const YamlMapping& mapping) {
         patch.medium = medium.value();
       } else {
         problems_.add(*v, medium.error().message);
+      }
+    }
+  }
+  if (const YamlValue* v = mapping.find("provider")) {
+    if (auto name = read_string(*v, problems_)) {
+      if (auto provider = parse_provider(*name)) {
+        patch.provider = provider.value();
+      } else {
+        problems_.add(*v, provider.error().message);
       }
     }
   }
@@ -417,6 +432,9 @@ void Parser::read_sink_params(const YamlValue* params, BoxSpec& box) {
       sink.slow_per_frame = std::chrono::microseconds(*n);
     }
   }
+  if (const YamlValue* v = mapping->find("output")) {
+    if (auto path = read_string(*v, problems_)) sink.output = *path;
+  }
 }
 
 void Parser::check_box_references() {
@@ -552,6 +570,7 @@ void Parser::check_sinks() {
 void Parser::read_links(const YamlValue& value) {
   link_batch_at_.assign(spec_.streams.size(), std::nullopt);
   link_at_.assign(spec_.streams.size(), std::nullopt);
+  link_medium_set_.assign(spec_.streams.size(), false);
   const auto items = read_list(value, problems_);
   if (!items) return;
   std::vector<std::string> stream_names;
@@ -579,7 +598,20 @@ void Parser::read_links(const YamlValue& value) {
     }
     link_at_[s] = *stream_value;
     link_batch_at_[s] = entry.batch_at;
+    link_medium_set_[s] = entry.patch.medium.has_value();
     entry.patch.apply_to(spec_.streams[s].transport);
+  }
+}
+
+// A stream into a node with a fabric:// address goes over fabric-msg unless a medium is named.
+void Parser::default_media_from_addresses() {
+  if (default_medium_set_) return;
+  link_medium_set_.resize(spec_.streams.size(), false);  // no `links` section: never filled
+  for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
+    StreamSpec& stream = spec_.streams[s];
+    if (link_medium_set_[s] || stream.consumer_nodes.empty()) continue;
+    const NodeSpec* node = spec_.find_node(stream.consumer_nodes.front());
+    if (node != nullptr && node->uri.scheme == "fabric") stream.transport.medium = "fabric-msg";
   }
 }
 
@@ -604,6 +636,30 @@ void Parser::check_batch_fit() {
 }
 
 }  // namespace
+
+bool is_fabric(std::string_view medium) noexcept {
+  return medium == "fabric-msg" || medium == "fabric-rma";
+}
+
+std::string fabric_provider(const NetworkSpec& spec, const StreamSpec& stream) {
+  if (!stream.transport.provider.empty()) return stream.transport.provider;
+  if (!stream.consumer_nodes.empty()) {
+    const NodeSpec* node = spec.find_node(stream.consumer_nodes.front());
+    if (node != nullptr && node->uri.scheme == "fabric") return node->uri.provider;
+  }
+  return std::string(kDefaultProvider);
+}
+
+std::uint16_t fabric_listen_port(const NetworkSpec& spec, const NodeSpec& node) {
+  for (const StreamSpec& stream : spec.streams) {
+    if (!stream.crosses_nodes || stream.transport.medium != "tcp") continue;
+    const auto& consumers = stream.consumer_nodes;
+    if (std::find(consumers.begin(), consumers.end(), node.name) != consumers.end()) {
+      return static_cast<std::uint16_t>(node.uri.port + 1);
+    }
+  }
+  return node.uri.port;
+}
 
 std::string SpecErrors::joined() const {
   std::string out;

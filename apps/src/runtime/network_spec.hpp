@@ -11,8 +11,8 @@
 //   nodes:                           required; name and address (uri.hpp) each required
 //     - {name: src, address: "tcp://127.0.0.1:7101"}
 //   transport:                       defaults of every link; every key optional
-//     {medium: tcp, wait: sleep, latency_budget_us: 200, spin_us: 20, batch_bytes: 32768,
-//      flush_us: 100, window: 64}
+//     {medium: tcp, provider: "tcp;ofi_rxm", wait: sleep, latency_budget_us: 200, spin_us: 20,
+//      batch_bytes: 32768, flush_us: 100, window: 64}
 //   boxes:                           required; name, type, node required
 //     - {name: gen, type: source, node: src, out: ticks, schema: tick, params: {...}}
 //   links:                           optional; stream required, then any transport key
@@ -27,7 +27,17 @@
 // Source params: rate (tuples/s, a positive number, or "max"; default "max"), tuples and
 // duration_s (stop at whichever comes first; 0 = no limit; default 0), seed (default 1), keys
 // (distinct key values, uniform; default 1000). Sink params: kind (check | count | discard;
-// default check) and slow_us_per_frame (a test hook that makes the sink slow; default 0).
+// default check), output (a CSV file, with a header line, of every tuple received, in order;
+// default none) and slow_us_per_frame (a test hook that makes the sink slow; default 0).
+//
+// Media and addresses. A stream between nodes goes over its `medium`. When neither the
+// `transport` block nor its `links` entry names one, a stream into a node whose address is
+// fabric://... uses fabric-msg, else tcp. The fabric media use a libfabric provider: the
+// stream's `provider` key (or --provider), else the one in the receiving node's fabric://
+// address, else "tcp;ofi_rxm" (fabric_provider()). A node receives on its address's host and
+// port, with TCP or with one libfabric endpoint; when it receives over both, the libfabric
+// endpoint takes the next port (fabric_listen_port()). Every fabric stream into one node must
+// use the same provider.
 //
 // Errors. parse_network() checks everything it can and returns every problem at once, each as
 // "file:line:col: path: what", sorted in file order (line and column are 1-based; the path is
@@ -57,6 +67,12 @@ namespace boreal::runtime {
 // Media by name (DESIGN.md "Transport").
 inline constexpr std::array<std::string_view, 4> kMedia = {"tcp", "inproc", "fabric-msg",
                                                            "fabric-rma"};
+// The libfabric provider of a fabric link that names none, and whose receiving node's address
+// names none either: libfabric's tcp provider under the rxm utility layer (runs anywhere).
+inline constexpr std::string_view kDefaultProvider = "tcp;ofi_rxm";
+
+// fabric-msg or fabric-rma.
+[[nodiscard]] bool is_fabric(std::string_view medium) noexcept;
 // Box types the file may name. Only kRunnableBoxTypes run today.
 inline constexpr std::array<std::string_view, 10> kBoxTypes = {
     "source", "sink", "filter", "map", "union", "aggregate", "join", "bsort", "resample", "split"};
@@ -83,6 +99,7 @@ struct SourcePos {
 // How one link is set up: the `transport` block, a `links` entry over it, then CLI flags.
 struct TransportSpec {
   std::string medium = "tcp";  // one of kMedia
+  std::string provider;        // fabric media: libfabric provider; empty = see fabric_provider()
   transport::WaitConfig wait;  // wait, latency_budget_us, spin_us
   std::chrono::microseconds flush{100};  // a partly filled frame is sent after this long
   std::uint32_t batch_bytes = 32768;     // largest frame payload; holds at least one tuple
@@ -113,6 +130,7 @@ enum class SinkKind : std::uint8_t {
 struct SinkParams {
   SinkKind kind = SinkKind::check;
   std::chrono::microseconds slow_per_frame{0};  // test hook: stall this long per frame
+  std::string output;  // when set: every received tuple is written to this CSV file, in order
 };
 
 struct BoxSpec {
@@ -160,6 +178,14 @@ struct NetworkSpec {
   [[nodiscard]] const ops::Schema* find_schema(std::string_view name) const;
 };
 
+// The provider a stream's fabric link uses: the stream's own `provider`, else the provider of
+// its receiving node's fabric:// address, else kDefaultProvider.
+[[nodiscard]] std::string fabric_provider(const NetworkSpec& spec, const StreamSpec& stream);
+
+// The port `node`'s libfabric endpoint listens on: its address's port, or the next one when
+// the node also receives a stream over tcp (which holds the address's port).
+[[nodiscard]] std::uint16_t fabric_listen_port(const NetworkSpec& spec, const NodeSpec& node);
+
 // Parses and checks a network. `file_name` prefixes every message.
 [[nodiscard]] SpecResult<NetworkSpec> parse_network(std::string_view yaml_text,
                                                     std::string_view file_name);
@@ -174,6 +200,7 @@ struct NetworkSpec {
 // the user typed them; apply_overrides() checks them.
 struct Overrides {
   std::optional<std::string> medium;             // --medium
+  std::optional<std::string> provider;           // --provider
   std::optional<std::string> wait;               // --wait
   std::optional<std::int64_t> latency_budget_us;  // --latency-budget
   std::optional<std::int64_t> spin_us;           // --spin-us

@@ -13,10 +13,13 @@
 #include <vector>
 
 #include <boreal/ops/latency_histogram.hpp>
+#include <boreal/ops/batch.hpp>
 #include <boreal/ops/schema.hpp>
+#include <boreal/ops/sink.hpp>
 #include <boreal/transport/agent_runner.hpp>
 #include <boreal/transport/crc32c.hpp>
 #include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/fabric_medium.hpp>
 #include <boreal/transport/inproc_medium.hpp>
 #include <boreal/transport/rate_estimator.hpp>
 #include <boreal/transport/tcp_medium.hpp>
@@ -264,8 +267,13 @@ class SourceTask {
 class SinkTask final : public transport::FrameSink {
  public:
   SinkTask(std::string stream, transport::RecvLink& link, const ops::Schema& schema,
-           const SinkParams& params)
-      : stream_(std::move(stream)), link_(link), layout_(TupleLayout::of(schema)), params_(params) {}
+           const SinkParams& params, std::unique_ptr<ops::CsvWriter> output = nullptr)
+      : stream_(std::move(stream)),
+        link_(link),
+        schema_(schema),
+        layout_(TupleLayout::of(schema)),
+        params_(params),
+        output_(std::move(output)) {}
 
   int poll(SteadyTime now) {
     const auto before = frames_;
@@ -282,7 +290,11 @@ class SinkTask final : public transport::FrameSink {
     tuples_ += count;
     bytes_ += frame.payload.size();
     if (params_.kind == SinkKind::check) check(frame, count);
-    if ((frame.header.flags & transport::kFlagEndOfStream) != 0) ended_ = true;
+    if (output_) write(frame, count);
+    if ((frame.header.flags & transport::kFlagEndOfStream) != 0) {
+      ended_ = true;
+      if (output_) output_->end();
+    }
     if (params_.slow_per_frame.count() > 0) std::this_thread::sleep_for(params_.slow_per_frame);
   }
 
@@ -293,6 +305,14 @@ class SinkTask final : public transport::FrameSink {
   [[nodiscard]] double rate_hz() const noexcept { return rate_.rate_hz(); }
   [[nodiscard]] transport::RecvLink& link() noexcept { return link_; }
   [[nodiscard]] const std::string& stream() const noexcept { return stream_; }
+  // The first failure to write the output file, if any.
+  [[nodiscard]] std::optional<std::string> output_error() const {
+    if (output_error_) return output_error_;
+    if (output_) {
+      if (auto status = output_->status(); !status) return status.error().message;
+    }
+    return std::nullopt;
+  }
 
   std::uint64_t frames_ = 0;
   std::uint64_t tuples_ = 0;
@@ -330,10 +350,22 @@ class SinkTask final : public transport::FrameSink {
   }
 
 
+  void write(const transport::FrameView& frame, std::uint32_t count) {
+    auto batch = ops::BatchView::wrap(frame.payload, schema_, count);
+    if (!batch) {
+      if (!output_error_) output_error_ = batch.error().message;
+      return;
+    }
+    output_->consume(batch.value());
+  }
+
   std::string stream_;
   transport::RecvLink& link_;
+  const ops::Schema& schema_;  // the spec's, which outlives the node's run
   TupleLayout layout_;
   SinkParams params_;
+  std::unique_ptr<ops::CsvWriter> output_;
+  std::optional<std::string> output_error_;
   bool started_ = false;
   bool ended_ = false;
   std::uint64_t next_seq_ = 0;
@@ -356,6 +388,11 @@ transport::LinkOptions link_options(const NetworkSpec& spec, const StreamSpec& s
   return options;
 }
 
+transport::FabricTransfer transfer_of(const std::string& medium) {
+  return medium == "fabric-rma" ? transport::FabricTransfer::rma_writes
+                                : transport::FabricTransfer::messages;
+}
+
 // Everything the node runs, as one agent on one thread.
 class NodeAgent {
  public:
@@ -365,6 +402,7 @@ class NodeAgent {
 
   std::vector<std::unique_ptr<transport::SendLink>> send_links;
   std::unique_ptr<transport::TcpListener> listener;
+  std::unique_ptr<transport::FabricListener> fabric_listener;
   std::vector<std::unique_ptr<SourceTask>> sources;
   std::vector<std::unique_ptr<SinkTask>> sinks;
 
@@ -372,6 +410,7 @@ class NodeAgent {
     const auto now = std::chrono::steady_clock::now();
     int work = loop_.do_work(now);
     if (listener) work += listener->do_work();
+    if (fabric_listener) work += fabric_listener->do_work();
     for (auto& sink : sinks) work += sink->poll(now);
     for (auto& source : sources) work += source->do_work(now);
     update(now);
@@ -483,6 +522,8 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   // The node's I/O thread waits as its links say; the first link that touches the node
   // decides (links of one node normally share the defaults).
   transport::WaitConfig wait_config = spec.transport.wait;
+  std::string fabric_provider_in;  // the provider of the fabric streams into this node
+  std::string fabric_stream_in;    // the first of them
   for (const auto& stream : spec.streams) {
     const bool produces = stream.producer_node == self->name;
     const bool consumes = std::find(stream.consumer_nodes.begin(), stream.consumer_nodes.end(),
@@ -500,12 +541,21 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
       return fail(ErrorCategory::config, 0,
                   spec.file_name + ": " + link_label(stream) + " goes from node '" +
                       stream.producer_node + "' to node '" + stream.consumer_nodes.at(0) +
-                      "', but an inproc link stays inside one process; use tcp");
+                      "', but an inproc link stays inside one process; use tcp, fabric-msg or "
+                      "fabric-rma");
     }
-    if (stream.transport.medium != "tcp") {
-      return fail(ErrorCategory::config, 0,
-                  spec.file_name + ": " + link_label(stream) + ": medium '" +
-                      stream.transport.medium + "' is not available in this build; use tcp");
+    if (consumes && is_fabric(stream.transport.medium)) {
+      // One libfabric endpoint receives every fabric stream of the node.
+      const std::string provider = fabric_provider(spec, stream);
+      if (!fabric_provider_in.empty() && provider != fabric_provider_in) {
+        return fail(ErrorCategory::config, 0,
+                    spec.file_name + ": node '" + self->name + "' receives " + fabric_stream_in +
+                        " over provider '" + fabric_provider_in + "' and " + link_label(stream) +
+                        " over provider '" + provider +
+                        "'; one node receives over one provider (set `provider` on the links)");
+      }
+      fabric_provider_in = provider;
+      fabric_stream_in = link_label(stream);
     }
     wait_config = stream.transport.wait;
     if (consumes) {
@@ -544,14 +594,23 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   for (const auto& box : spec.boxes) {
     if (box.node != self->name || box.type != "sink") continue;
     const StreamSpec* stream = spec.find_stream(box.inputs.at(0));
-    if (auto local = inproc.find(stream->name); local != inproc.end()) {
-      const ops::Schema* schema = spec.find_schema(stream->schema);
-      agent.sinks.push_back(std::make_unique<SinkTask>(stream->name, *local->second.recv, *schema, *box.sink));
-      continue;
-    }
     const ops::Schema* schema = spec.find_schema(stream->schema);
     if (schema == nullptr) {
       return fail(ErrorCategory::config, 0, spec.file_name + ": " + link_label(*stream) + " has no schema");
+    }
+    std::unique_ptr<ops::CsvWriter> output;
+    if (!box.sink->output.empty()) {
+      auto writer = ops::CsvWriter::make({.path = box.sink->output}, *schema);
+      if (!writer) {
+        return fail(ErrorCategory::io, 0,
+                    "sink '" + box.name + "' cannot write its output: " + writer.error().message);
+      }
+      output = std::move(writer).value();
+    }
+    if (auto local = inproc.find(stream->name); local != inproc.end()) {
+      agent.sinks.push_back(std::make_unique<SinkTask>(stream->name, *local->second.recv, *schema,
+                                                       *box.sink, std::move(output)));
+      continue;
     }
     const TupleLayout layout = TupleLayout::of(*schema);
     if (box.sink->kind == SinkKind::check && layout.seq < 0) {
@@ -560,17 +619,37 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
                       "' of kind check needs an i64 field named 'seq' in schema '" +
                       stream->schema + "'");
     }
-    if (!agent.listener) {
-      auto listener = transport::TcpListener::open(loop, {self->uri.host, self->uri.port});
-      if (!listener) {
-        return fail(listener.error().category, listener.error().code,
-                    "node '" + self->name + "' cannot listen on " + self->address + ": " +
-                        listener.error().message);
+    transport::RecvLink* link = nullptr;
+    if (is_fabric(stream->transport.medium)) {
+      if (!agent.fabric_listener) {
+        const transport::FabricEndpoint local{fabric_provider_in, self->uri.host,
+                                              fabric_listen_port(spec, *self)};
+        auto listener = transport::FabricListener::open(loop, local);
+        if (!listener) {
+          return fail(listener.error().category, listener.error().code,
+                      "node '" + self->name + "' cannot receive over " +
+                          stream->transport.medium + ": " + listener.error().message);
+        }
+        agent.fabric_listener = std::move(listener).value();
       }
-      agent.listener = std::move(listener).value();
+      auto expected = agent.fabric_listener->expect(link_options(spec, *stream, *schema),
+                                                    transfer_of(stream->transport.medium));
+      if (!expected) return std::move(expected).error();
+      link = expected.value();
+    } else {
+      if (!agent.listener) {
+        auto listener = transport::TcpListener::open(loop, {self->uri.host, self->uri.port});
+        if (!listener) {
+          return fail(listener.error().category, listener.error().code,
+                      "node '" + self->name + "' cannot listen on " + self->address + ": " +
+                          listener.error().message);
+        }
+        agent.listener = std::move(listener).value();
+      }
+      link = &agent.listener->expect(link_options(spec, *stream, *schema));
     }
-    auto& link = agent.listener->expect(link_options(spec, *stream, *schema));
-    agent.sinks.push_back(std::make_unique<SinkTask>(stream->name, link, *schema, *box.sink));
+    agent.sinks.push_back(
+        std::make_unique<SinkTask>(stream->name, *link, *schema, *box.sink, std::move(output)));
   }
   for (const auto& box : spec.boxes) {
     if (box.node != self->name || box.type != "source") continue;
@@ -582,8 +661,15 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
       continue;
     }
     const NodeSpec* peer = spec.find_node(stream->consumer_nodes.at(0));
-    auto link = transport::make_tcp_send_link(loop, {peer->uri.host, peer->uri.port},
-                                              link_options(spec, *stream, *schema));
+    auto link =
+        is_fabric(stream->transport.medium)
+            ? transport::make_fabric_send_link(loop,
+                                               {fabric_provider(spec, *stream), peer->uri.host,
+                                                fabric_listen_port(spec, *peer)},
+                                               link_options(spec, *stream, *schema),
+                                               transfer_of(stream->transport.medium))
+            : transport::make_tcp_send_link(loop, {peer->uri.host, peer->uri.port},
+                                            link_options(spec, *stream, *schema));
     if (!link) return std::move(link).error();
     agent.sources.push_back(std::make_unique<SourceTask>(stream->name, *link.value(), *schema,
                                                          *box.source, stream->transport.flush));
@@ -621,17 +707,19 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     }
   };
   std::size_t rejected_seen = 0;
+  std::size_t fabric_rejected_seen = 0;
   auto last_progress = std::chrono::steady_clock::now();
   const auto node_start = last_progress;
   agent.on_tick = [&](SteadyTime now) {
-    if (agent.listener) {
-      const auto& rejected = agent.listener->rejected();
-      for (; rejected_seen < rejected.size(); ++rejected_seen) {
-        report.rejected.push_back(rejected[rejected_seen].message);
+    auto note_rejected = [&](const std::vector<transport::Error>& rejected, std::size_t& seen) {
+      for (; seen < rejected.size(); ++seen) {
+        report.rejected.push_back(rejected[seen].message);
         std::cerr << "boreal run: node '" << self->name << "' refused a connection: "
-                  << rejected[rejected_seen].message << '\n';
+                  << rejected[seen].message << '\n';
       }
-    }
+    };
+    if (agent.listener) note_rejected(agent.listener->rejected(), rejected_seen);
+    if (agent.fabric_listener) note_rejected(agent.fabric_listener->rejected(), fabric_rejected_seen);
     if (options.progress_interval.count() > 0 && now - last_progress >= options.progress_interval) {
       last_progress = now;
       std::uint64_t sent = 0;
@@ -697,12 +785,16 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
                         h.negative_count()};
     }
     count_syscalls(link.stats());
+    if (auto bad = sink->output_error()) errors.push_back("stream '" + sink->stream() + "' output: " + *bad);
     LinkReport lr{sink->stream(), "recv", std::string(transport::to_string(link.state())), "", link.stats()};
     if (link.error() != nullptr) {
       lr.error = link.error()->message;
       errors.push_back(link.error()->message);
     }
     report.links.push_back(std::move(lr));
+  }
+  if (agent.fabric_listener && agent.fabric_listener->error() != nullptr) {
+    errors.push_back(agent.fabric_listener->error()->message);
   }
   if (agent.timed_out) {
     errors.push_back("node '" + self->name + "' timed out after " +

@@ -289,6 +289,7 @@ json to_json(const RunSummary& s) {
   return {{"kind", "run"},
           {"network", s.config.network},
           {"medium", s.config.medium},
+          {"provider", s.config.provider.empty() ? json(nullptr) : json(s.config.provider)},
           {"wait", s.config.wait},
           {"tuple_bytes", s.config.tuple_bytes},
           {"batch_bytes", s.config.batch_bytes},

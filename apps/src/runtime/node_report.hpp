@@ -93,6 +93,7 @@ struct NodeReport {
 // The configuration half of the summary, from the spec after overrides.
 struct RunConfig {
   std::string medium;
+  std::string provider;  // fabric media: the libfabric provider; else empty
   std::string wait;
   std::uint32_t tuple_bytes = 0;
   std::uint32_t batch_bytes = 0;

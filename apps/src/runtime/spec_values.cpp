@@ -1,5 +1,6 @@
 #include "runtime/spec_values.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <utility>
@@ -65,6 +66,22 @@ transport::Result<std::string> parse_medium(std::string_view name) {
               "unknown medium " + in_quotes(name) + " (valid: " + valid + ")");
 }
 
+transport::Result<std::string> parse_provider(std::string_view name) {
+  if (name.empty()) {
+    return fail(ErrorCategory::config, 0,
+                "empty provider (expected a libfabric provider such as tcp;ofi_rxm, sockets, shm, "
+                "verbs or efa)");
+  }
+  for (const char c : name) {
+    if (c == '/' || std::isspace(static_cast<unsigned char>(c))) {
+      return fail(ErrorCategory::config, 0,
+                  "provider " + in_quotes(name) +
+                      " holds '/' or white space (expected a name as `fi_info -l` prints it)");
+    }
+  }
+  return std::string(name);
+}
+
 transport::Result<std::optional<double>> parse_rate(std::string_view text) {
   if (text == "max") return std::optional<double>();
   double rate = 0;
@@ -88,6 +105,7 @@ transport::Result<SinkKind> parse_sink_kind(std::string_view name) {
 
 void TransportPatch::apply_to(TransportSpec& spec) const {
   if (medium) spec.medium = *medium;
+  if (provider) spec.provider = *provider;
   if (wait) spec.wait.mode = *wait;
   if (latency_budget) spec.wait.latency_budget = *latency_budget;
   if (spin) spec.wait.spin = *spin;

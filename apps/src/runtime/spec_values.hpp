@@ -34,6 +34,10 @@ inline constexpr std::int64_t kMaxU32 = 0xFFFF'FFFF;
 // One of kMedia, else "unknown medium 'x' (valid: tcp, inproc, fabric-msg, fabric-rma)".
 [[nodiscard]] transport::Result<std::string> parse_medium(std::string_view name);
 
+// A libfabric provider name as `fi_info -l` prints it ("tcp;ofi_rxm", "verbs", "efa"): not
+// empty, no '/' and no white space. Whether it is present is known only when a node opens it.
+[[nodiscard]] transport::Result<std::string> parse_provider(std::string_view name);
+
 // "max" -> nullopt (as fast as credit allows); a positive finite number of tuples/s -> it.
 // Anything else: "expected a positive number of tuples/s or 'max', got 'x'".
 [[nodiscard]] transport::Result<std::optional<double>> parse_rate(std::string_view text);
@@ -45,6 +49,7 @@ inline constexpr std::int64_t kMaxU32 = 0xFFFF'FFFF;
 // it leaves unset keeps the value underneath.
 struct TransportPatch {
   std::optional<std::string> medium;
+  std::optional<std::string> provider;
   std::optional<transport::WaitMode> wait;
   std::optional<std::chrono::microseconds> latency_budget;
   std::optional<std::chrono::microseconds> spin;
