@@ -219,6 +219,37 @@ TEST_P(FabricLinkTest, DeliversEveryFrameInOrderWithItsBytes) {
   EXPECT_EQ(send_->stats().tuples, sent_tuples);
 }
 
+// Large frames alternate with small ones. rxm sends a large message by rendezvous and a small
+// one eagerly, so the small one can complete first; frames must still come out in order.
+TEST_P(FabricLinkTest, LargeAndSmallFramesArriveInTheOrderSent) {
+  auto big = options(16, 4);
+  big.max_payload_bytes = 32 * 1024;
+  open(big);
+  if (IsSkipped() || HasFatalFailure()) return;
+  constexpr std::uint64_t kFrames = 200;
+  std::vector<std::uint32_t> sent_crcs;
+  const bool all = drive_until([&] {
+    Claim claim;
+    while (sent_crcs.size() < kFrames && send_->try_claim(claim) == SendStatus::ok) {
+      const auto sequence = sent_crcs.size() + 1;
+      // Odd frames fill the whole 32 KiB, even ones carry one tuple.
+      const std::uint32_t tuples = sequence % 2 == 1 ? big.max_payload_bytes / kTupleBytes : 1;
+      for (std::uint32_t k = 0; k < tuples; ++k) {
+        const std::uint64_t value = sequence * 0x9E3779B97F4A7C15ull + k;
+        std::memcpy(claim.payload.data() + k * kTupleBytes, &value, kTupleBytes);
+      }
+      sent_crcs.push_back(crc32c(claim.payload.first(tuples * kTupleBytes)));
+      send_->commit(claim, tuples, tuples * kTupleBytes, kFlagData);
+    }
+    return sink_.sequences.size() == kFrames || recv_->state() == LinkState::failed;
+  });
+  ASSERT_TRUE(all) << "received " << sink_.sequences.size() << " of " << kFrames;
+  expect_healthy();
+  ASSERT_EQ(sink_.sequences.size(), kFrames);
+  for (std::uint64_t i = 0; i < kFrames; ++i) ASSERT_EQ(sink_.sequences[i], i + 1);
+  EXPECT_EQ(sink_.crcs, sent_crcs);
+}
+
 TEST_P(FabricLinkTest, SenderStallsOnCreditWhileTheReceiverDoesNotPoll) {
   constexpr std::uint32_t kWindow = 4;
   open(options(kWindow, 2));

@@ -23,6 +23,8 @@ FabricRecvLink::FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& opt
       pool_(options.window, kFrameHeaderBytes + options.max_payload_bytes),
       ops_(options.window),
       arrived_(options.window),
+      posted_(options.window),
+      completed_(options.window, kPending),
       credits_(options.window, std::min(options.credit_batch, options.window)) {
   loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
 }
@@ -59,6 +61,8 @@ Result<void> FabricRecvLink::post(std::uint32_t slot) {
                            registration_.desc(), FI_ADDR_UNSPEC, options_.stream_id, 0,
                            &ops_[slot].fi);
   if (rc != 0) return context.error("fi_trecv", static_cast<int>(rc));
+  assert(posted_tail_ - posted_head_ < posted_.size());
+  posted_[posted_tail_++ % posted_.size()] = slot;
   return success();
 }
 
@@ -78,8 +82,17 @@ void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
 }
 
 void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
-  assert(arrived_tail_ - arrived_head_ < arrived_.size());
-  arrived_[arrived_tail_++ % arrived_.size()] = {slot, length};
+  assert(slot < completed_.size() && completed_[slot] == kPending);
+  completed_[slot] = length;
+  // Release completions in posting order (see completed_).
+  while (posted_head_ != posted_tail_) {
+    const std::uint32_t next = posted_[posted_head_ % posted_.size()];
+    if (completed_[next] == kPending) break;
+    assert(arrived_tail_ - arrived_head_ < arrived_.size());
+    arrived_[arrived_tail_++ % arrived_.size()] = {next, completed_[next]};
+    completed_[next] = kPending;
+    ++posted_head_;
+  }
 }
 
 void FabricRecvLink::on_written(const Imm& imm) {

@@ -112,6 +112,16 @@ class FabricRecvLink final : public RecvLink {
   std::vector<Arrived> arrived_;  // ring of window entries: at most window receives are posted
   std::uint64_t arrived_head_ = 0;
   std::uint64_t arrived_tail_ = 0;
+  // fabric-msg only. The provider matches messages to receives in the order they were posted
+  // (send-after-send order), but completes them in any order: rxm completes a large
+  // (rendezvous) message after a small (eager) one sent later. So completions wait in
+  // `completed_` (per slot; kPending while the receive is posted) and move to `arrived_` in
+  // posting order, which is the sender's frame order.
+  static constexpr std::size_t kPending = ~std::size_t{0};
+  std::vector<std::uint32_t> posted_;  // ring of window entries: slots in posting order
+  std::uint64_t posted_head_ = 0;
+  std::uint64_t posted_tail_ = 0;
+  std::vector<std::size_t> completed_;  // per slot: the message length, or kPending
   std::optional<fi_addr_t> peer_;
   std::string peer_text_;
   ReceiverCredits credits_;
