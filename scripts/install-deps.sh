@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev            # Boost.Asio (tcp medium), Boost.Outcome (error results)
   libfabric-dev           # fabric media
+  libfabric-bin           # fi_info, to see which providers a machine has
   libgtest-dev googletest # tests
   libbenchmark-dev        # micro-benchmarks
   libyaml-cpp-dev         # query-network files
