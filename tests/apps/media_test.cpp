@@ -279,6 +279,36 @@ TEST_P(EveryMedium, ASlowSinkStallsTheSenderAndNothingIsLost) {
 INSTANTIATE_TEST_SUITE_P(Loopback, EveryMedium, testing::ValuesIn(kMedia),
                          [](const auto& param_info) { return medium_name(param_info.param); });
 
+// One node's I/O thread serves a tcp link and a fabric link together: `ticks` over tcp,
+// `rows` over fabric-rma (its libfabric endpoint on the port after the tcp one), in every wait
+// mode that blocks or sleeps on both.
+TEST(MixedMedia, OneNodeReceivesOverTcpAndFabricAtOnce) {
+  const Medium rma{"fabric-rma", "tcp;ofi_rxm"};
+  if (const auto why = unavailable(rma); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  const std::string reference = reference_rows(dir);
+  for (const char* wait : {"block", "sleep"}) {
+    SCOPED_TRACE(wait);
+    const auto output = dir.file(std::string("rows-") + wait + ".csv");
+    std::string text = two_streams(output, std::string("{medium: tcp, wait: ") + wait + "}",
+                                   "{rate: 200000, tuples: 40000, seed: 7}");
+    text += "links:\n  - {stream: rows, medium: fabric-rma}\n";
+    const auto spec = dir.file("mixed.yaml", text);
+    const auto lines_path = dir.file(std::string("mixed-") + wait + ".jsonl");
+    const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
+                         " --timeout 60 --free-ports --quiet --json " + lines_path);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const auto lines = read_json_lines(lines_path);
+    const json& summary = lines.back();
+    EXPECT_EQ(summary["tuples_received"], 60000);
+    EXPECT_EQ(summary["checksum_ok"], true);
+    const json* receiver = find_node(lines, "dst");
+    ASSERT_NE(receiver, nullptr);
+    for (const auto& link : (*receiver)["links"]) EXPECT_EQ(link["state"], "finished") << link.dump();
+    EXPECT_TRUE(read_file(output) == reference) << "rows over fabric-rma differ from the reference";
+  }
+}
+
 // A node receiving two streams over a fabric medium, while another process sends it streams
 // with the wrong schema and a stream it does not expect: each is refused with its reason, and
 // both good streams arrive in full. (tcp: launch_test's BadInput sends it raw garbage too.)
