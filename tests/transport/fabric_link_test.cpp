@@ -75,14 +75,30 @@ class FabricTest : public ::testing::Test {
  protected:
   // Opens the listener on a free port; skips when the provider is absent or lacks a
   // capability (the listener's error says which), fails on any other error.
-  void open_listener(const std::string& provider) {
+  // A port nobody listens on, that a listener can bind later: the socket providers learn a
+  // free one from a listener they close again; shm gets a name never opened (an shm peer
+  // closed in this process leaves its in-process peers pointing at freed memory).
+  std::uint16_t unused_port(const std::string& provider) {
+    if (provider == "shm") {
+      provider_ = provider;
+      return static_cast<std::uint16_t>(20000 + ::getpid() % 20000 + ++shm_ports_);
+    }
+    open_listener(provider);
+    const auto port = port_;
+    listener_.reset();
+    return port;
+  }
+
+  // `port`: bind that one (0: see below).
+  void open_listener(const std::string& provider, std::uint16_t port = 0) {
     provider_ = provider;
     // shm's addresses are names made of host:port, so it gets a port of its own choosing
     // (unique per process); the socket providers pick a free one (port 0).
-    const bool named = provider == "shm";
+    const bool named = provider == "shm" || port != 0;
     const auto wanted =
-        named ? static_cast<std::uint16_t>(20000 + ::getpid() % 20000 + ++shm_ports_)
-              : std::uint16_t{0};
+        port != 0 ? port
+        : named   ? static_cast<std::uint16_t>(20000 + ::getpid() % 20000 + ++shm_ports_)
+                  : std::uint16_t{0};
     auto listener = FabricListener::open(receiver_loop_, {provider, "127.0.0.1", wanted});
     if (!listener) {
       const auto& message = listener.error().message;
@@ -100,12 +116,19 @@ class FabricTest : public ::testing::Test {
   // Expects `link_options` on the listener and connects a sender to it; skips when the
   // provider lacks what `transfer` needs (the error names it).
   void add_link(LinkPair& pair, const LinkOptions& link_options, FabricTransfer transfer) {
+    expect_link(pair, link_options, transfer);
+    if (IsSkipped() || HasFatalFailure()) return;
+    connect_link(pair, link_options, transfer);
+  }
+  void expect_link(LinkPair& pair, const LinkOptions& link_options, FabricTransfer transfer) {
     auto recv = listener_->expect(link_options, transfer);
     if (!recv && recv.error().message.find(" lacks ") != std::string::npos) {
       GTEST_SKIP() << recv.error().message;
     }
     ASSERT_TRUE(recv) << recv.error().describe();
     pair.recv = recv.value();
+  }
+  void connect_link(LinkPair& pair, const LinkOptions& link_options, FabricTransfer transfer) {
     auto send = make_fabric_send_link(sender_loop_, {provider_, "127.0.0.1", port_}, link_options,
                                       transfer);
     ASSERT_TRUE(send) << send.error().describe();
@@ -120,8 +143,25 @@ class FabricTest : public ::testing::Test {
     if (receive) {
       for (auto* pair : pairs_) pair->recv->poll(pair->sink);
     }
-    listener_->do_work();
+    if (listener_) listener_->do_work();
     receiver_loop_.do_work(Clock::now());
+  }
+
+  // Drives only `link` (its peer is gone or not there yet) until `done` or kDeadline.
+  template <class Done>
+  bool drive_sender_until(SendLink& link, Done done) {
+    const auto deadline = Clock::now() + kDeadline;
+    while (!done()) {
+      if (Clock::now() > deadline) return false;
+      link.do_work();
+      sender_loop_.do_work(Clock::now());
+    }
+    return true;
+  }
+
+  [[nodiscard]] std::string local() const {
+    return "fabric://" + provider_ + "/127.0.0.1:" +
+           std::to_string(provider_ == "shm" ? port_ : 0);
   }
 
   template <class Done>
@@ -371,6 +411,234 @@ TEST_P(FabricLinkTest, BlockedReceiverWakesForEveryFrame) {
   EXPECT_EQ(timeouts, 0) << "of " << blocks << " blocks";
 }
 
+// Liveness settings short enough for a test: a lost peer is noticed after 300 ms.
+LinkOptions lively(std::uint32_t window, std::uint32_t credit_batch) {
+  auto o = options(window, credit_batch);
+  o.heartbeat = 50ms;
+  o.peer_timeout = 300ms;
+  return o;
+}
+
+// The receiving node may close its endpoint as soon as its link reports finished: the ack
+// must have left by then (sockets transmits from its progress thread, so an injected ack
+// could still be waiting when the endpoint closes).
+TEST_P(FabricLinkTest, ReceiverThatClosesRightAfterFinishingStillFinishesTheSender) {
+  open(options(8, 4));
+  if (IsSkipped() || HasFatalFailure()) return;
+  Claim claim;
+  std::uint64_t sequence = 0;
+  constexpr std::uint64_t kFrames = 10;
+  ASSERT_TRUE(drive_until([&] {
+    if (sequence < kFrames && send_->try_claim(claim) == SendStatus::ok) {
+      ++sequence;
+      fill_and_commit(*send_, claim, sequence,
+                      sequence == kFrames ? kFlagData | kFlagEndOfStream : kFlagData);
+    }
+    return recv_->state() == LinkState::finished || recv_->state() == LinkState::failed;
+  })) << to_string(recv_->state());
+  ASSERT_EQ(recv_->state(), LinkState::finished) << recv_->error()->describe();
+  EXPECT_EQ(sink_.sequences.size(), kFrames);
+  listener_.reset();  // the receiving node exits at once
+  pairs_.clear();
+  recv_ = nullptr;
+  ASSERT_TRUE(drive_sender_until(*send_, [&] { return send_->state() != LinkState::established; }))
+      << "the sender never got its ack";
+  EXPECT_EQ(send_->state(), LinkState::finished)
+      << (send_->error() ? send_->error()->describe() : std::string());
+}
+
+// A sender started before its receiver listens keeps sending its hello (with a backoff)
+// until the listener is there, then delivers.
+TEST_P(FabricLinkTest, SenderStartedBeforeTheListenerConnectsOnceItListens) {
+  const auto port = unused_port(provider());
+  if (IsSkipped() || HasFatalFailure()) return;
+  port_ = port;
+  connect_link(main_, options(8, 2), transfer());
+  if (HasFatalFailure()) return;
+  const auto until = Clock::now() + 300ms;
+  ASSERT_TRUE(drive_sender_until(*main_.send, [&] {
+    return Clock::now() >= until || main_.send->state() != LinkState::connecting;
+  }));
+  ASSERT_EQ(main_.send->state(), LinkState::connecting)
+      << (main_.send->error() ? main_.send->error()->describe() : std::string());
+  open_listener(provider(), port);
+  if (IsSkipped() || HasFatalFailure()) return;
+  expect_link(main_, options(8, 2), transfer());
+  if (IsSkipped() || HasFatalFailure()) return;
+  send_ = main_.send.get();
+  recv_ = main_.recv;
+  constexpr std::uint64_t kFrames = 50;
+  std::vector<std::uint32_t> sent;
+  ASSERT_TRUE(drive_until([&] {
+    return feed(main_, kFrames, sent) || send_->state() == LinkState::failed;
+  })) << "received " << sink_.sequences.size() << " of " << kFrames << "; sender "
+         << to_string(send_->state()) << ", " << send_->stats().write_calls << " posts, "
+         << send_->stats().would_block << " refused; " << listener_->rejected().size()
+         << " refusals";
+  expect_in_order(main_, sent);
+  expect_healthy();
+}
+
+// The other way round, nobody ever listens: the timeout says what the hellos ran into.
+TEST_P(FabricLinkTest, ConnectTimeoutNamesTheLastHelloFailure) {
+  const auto port = unused_port(provider());
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto send = make_fabric_send_link(sender_loop_, {provider(), "127.0.0.1", port}, options(8, 2),
+                                    transfer(), 400ms);
+  if (!send && send.error().message.find(" lacks ") != std::string::npos) {
+    GTEST_SKIP() << send.error().message;
+  }
+  ASSERT_TRUE(send) << send.error().describe();
+  auto& link = *send.value();
+  ASSERT_TRUE(drive_sender_until(link, [&] { return link.state() != LinkState::connecting; }));
+  ASSERT_EQ(link.state(), LinkState::failed);
+  const std::string prefix = "link 'ticks' (stream 7) to fabric://" + std::string(provider()) +
+                             "/127.0.0.1:" + std::to_string(port) +
+                             ": no credit from the receiver within 400 ms (is it listening, and "
+                             "does it expect this stream?)";
+  EXPECT_EQ(link.error()->message.substr(0, prefix.size()), prefix) << link.error()->message;
+  RecordProperty("error", link.error()->message);
+}
+
+// A sender that goes away is noticed by its receiver's silence detection; another link on
+// the same listener keeps delivering.
+TEST_P(FabricLinkTest, ReceiverNoticesItsSenderIsGoneWhileAnotherLinkDelivers) {
+  if (std::string(provider()) == "shm") {
+    GTEST_SKIP() << "shm: an endpoint closed in this process leaves its peers in this process "
+                    "writing to freed memory (libfabric 1.17 crashes in fi_tinject)";
+  }
+  open(lively(8, 2));
+  if (IsSkipped() || HasFatalFailure()) return;
+  LinkPair other;
+  auto other_options = lively(8, 2);
+  other_options.stream_id = 9;
+  other_options.name = "quotes";
+  add_link(other, other_options, transfer());
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(drive_until([&] {
+    return send_->state() == LinkState::established &&
+           other.send->state() == LinkState::established;
+  }));
+  pairs_.erase(pairs_.begin());  // main_: its sender goes now
+  main_.send.reset();
+  constexpr std::uint64_t kFrames = 300;
+  std::vector<std::uint32_t> sent;
+  const bool done = drive_until([&] {
+    recv_->poll(sink_);
+    return feed(other, kFrames, sent) && recv_->state() == LinkState::failed;
+  });
+  ASSERT_TRUE(done) << "received " << other.sink.sequences.size() << " of " << kFrames
+                    << ", gone sender's link " << to_string(recv_->state());
+  ASSERT_NE(recv_->error(), nullptr);
+  EXPECT_EQ(recv_->error()->category, ErrorCategory::closed);
+  EXPECT_EQ(recv_->error()->message,
+            "link 'ticks' (stream 7) from fabric://" + std::string(provider()) +
+                "/peer of " + local() +
+                ": peer silent for 300 ms (gone, or the network is down)");
+  expect_in_order(other, sent);
+  EXPECT_EQ(listener_->error(), nullptr) << listener_->error()->describe();
+}
+
+TEST_P(FabricLinkTest, SenderNoticesItsReceiverIsGone) {
+  if (std::string(provider()) == "shm") {
+    GTEST_SKIP() << "shm: an endpoint closed in this process leaves its peers in this process "
+                    "writing to freed memory (libfabric 1.17 crashes in fi_tinject)";
+  }
+  open(lively(8, 2));
+  if (IsSkipped() || HasFatalFailure()) return;
+  ASSERT_TRUE(drive_until([&] { return send_->state() == LinkState::established; }));
+  listener_.reset();
+  pairs_.clear();
+  recv_ = nullptr;
+  ASSERT_TRUE(drive_sender_until(*send_, [&] { return send_->state() != LinkState::established; }));
+  ASSERT_EQ(send_->state(), LinkState::failed);
+  EXPECT_EQ(send_->error()->category, ErrorCategory::closed) << send_->error()->describe();
+  EXPECT_EQ(send_->error()->message,
+            "link 'ticks' (stream 7) to fabric://" + std::string(provider()) + "/127.0.0.1:" +
+                std::to_string(port_) + ": peer silent for 300 ms (gone, or the network is down)");
+}
+
+// A consumer that does not poll its link for a second holds the sender's credit; as long as
+// the listener is progressed, heartbeats flow both ways and neither end fails.
+TEST_P(FabricLinkTest, SlowConsumerDoesNotLookLikeALostPeer) {
+  constexpr std::uint32_t kWindow = 4;
+  open(lively(kWindow, 2));
+  if (IsSkipped() || HasFatalFailure()) return;
+  ASSERT_TRUE(drive_until([&] { return send_->state() == LinkState::established; }));
+  std::vector<std::uint32_t> sent;
+  feed(main_, 40, sent);
+  ASSERT_EQ(sent.size(), kWindow);
+  const auto until = Clock::now() + 1s;
+  while (Clock::now() < until) step(/*receive=*/false);
+  EXPECT_EQ(send_->state(), LinkState::established)
+      << (send_->error() ? send_->error()->describe() : std::string());
+  EXPECT_EQ(recv_->state(), LinkState::established)
+      << (recv_->error() ? recv_->error()->describe() : std::string());
+  EXPECT_TRUE(sink_.sequences.empty());
+  ASSERT_TRUE(drive_until([&] {
+    return feed(main_, 40, sent) || send_->state() == LinkState::failed;
+  })) << "received " << sink_.sequences.size();
+  expect_in_order(main_, sent);
+}
+
+// A sender blocked in its EventLoop with nothing to send wakes by itself to send its
+// heartbeat (a timer), so each wait ends well before its 2 s timeout.
+TEST_P(FabricLinkTest, BlockedSenderWakesForItsHeartbeats) {
+  auto o = lively(8, 2);
+  o.peer_timeout = 5s;
+  open(o);
+  if (IsSkipped() || HasFatalFailure()) return;
+  ASSERT_TRUE(drive_until([&] { return send_->state() == LinkState::established; }));
+  const auto writes = send_->stats().write_calls;
+  int timeouts = 0;
+  // (net's fi_trywait keeps failing here, so its thread polls instead of blocking: the loop
+  // is bounded in time as well.)
+  // shm has no wait fd: its waits end every 50 µs to re-poll, which is no timeout either.
+  const auto until = Clock::now() + 1s;
+  while (send_->stats().write_calls < writes + 3 && Clock::now() < until) {
+    send_->do_work();
+    recv_->poll(sink_);  // the receiver is polled, never waited for
+    if (sender_loop_.try_arm() && !sender_loop_.wait(2s)) ++timeouts;
+    sender_loop_.disarm();
+  }
+  EXPECT_EQ(timeouts, 0);
+  EXPECT_GE(send_->stats().write_calls, writes + 3);  // heartbeats went out
+  EXPECT_EQ(send_->state(), LinkState::established);
+}
+
+// Whether or not the good sender attached first, a bad one is refused for what is wrong
+// with it.
+TEST_P(FabricLinkTest, RefusalNamesTheMismatchEvenAfterTheGoodSenderAttached) {
+  open(options(8, 4));
+  if (IsSkipped() || HasFatalFailure()) return;
+  ASSERT_TRUE(drive_until([&] { return send_->state() == LinkState::established; }));
+  auto wrong_hash = options(8, 4);
+  wrong_hash.schema_hash = 0xBAD;
+  auto send = make_fabric_send_link(sender_loop_, {provider(), "127.0.0.1", port_}, wrong_hash,
+                                    transfer());
+  ASSERT_TRUE(send) << send.error().describe();
+  auto& refused = *send.value();
+  ASSERT_TRUE(drive_until([&] {
+    refused.do_work();
+    return !listener_->rejected().empty();
+  }));
+  ASSERT_EQ(listener_->rejected().size(), 1u);
+  EXPECT_EQ(listener_->rejected()[0].message,
+            "hello refused on fabric listener " + local() +
+                ": stream 7 'ticks': schema hash 2989 differs from 23630");
+  // A second sender with everything right is refused because the stream has one.
+  auto twin = make_fabric_send_link(sender_loop_, {provider(), "127.0.0.1", port_}, options(8, 4),
+                                    transfer());
+  ASSERT_TRUE(twin) << twin.error().describe();
+  ASSERT_TRUE(drive_until([&] {
+    twin.value()->do_work();
+    return listener_->rejected().size() == 2;
+  }));
+  EXPECT_EQ(listener_->rejected()[1].message,
+            "hello refused on fabric listener " + local() + ": stream 7 'ticks' already has a sender");
+  EXPECT_EQ(send_->state(), LinkState::established);
+}
+
 constexpr const char* kProviders[] = {"tcp;ofi_rxm", "sockets", "net", "shm"};
 
 std::string provider_name(std::string name) {
@@ -404,11 +672,6 @@ class FabricRmaTest : public FabricTest, public ::testing::WithParamInterface<co
       GTEST_SKIP() << recv.error().message;
     }
     ASSERT_TRUE(recv) << recv.error().describe();
-  }
-
-  [[nodiscard]] std::string local() const {
-    return "fabric://" + std::string(GetParam()) + "/127.0.0.1:" +
-           std::to_string(std::string(GetParam()) == "shm" ? port_ : 0);
   }
 };
 

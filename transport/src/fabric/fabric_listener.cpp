@@ -2,9 +2,19 @@
 // queue, kHelloSlots posted hello buffers, and one FabricRecvLink per expected stream, of
 // either transfer. Completions go to their owner: a remote write (FI_REMOTE_CQ_DATA, no
 // op_context) to the rma link its immediate names, anything else by its OpContext.
+//
+// A 32-byte message on the hello tag is a sender's heartbeat: it is matched to the attached
+// link whose stream id its header carries. Every progress() reads the clock once; when the
+// earliest link deadline has come it ticks every link (heartbeats out, silence detection),
+// and arm() sets a timer in the EventLoop for that deadline so that a blocked thread wakes
+// in time.
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 
+#include <boost/asio/error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/endian/conversion.hpp>
 
 #include <boreal/transport/fabric_medium.hpp>
@@ -25,13 +35,15 @@ constexpr std::uint32_t kOwnerHello = 0;
 class FabricListenerImpl final : public FabricListener, public Hub {
  public:
   using FabricListener::expect;
+  using Clock = std::chrono::steady_clock;
 
   FabricListenerImpl(EventLoop& loop, std::unique_ptr<FabricContext> context, std::string local)
       : loop_(loop),
         local_(std::move(local)),
         hello_buffers_(kHelloSlots * kHelloFrameBytes),
         context_(std::move(context)),
-        hello_ops_(kHelloSlots) {
+        hello_ops_(kHelloSlots),
+        timer_(loop.context()) {
     loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
   }
   ~FabricListenerImpl() override {
@@ -95,7 +107,14 @@ class FabricListenerImpl final : public FabricListener, public Hub {
 
   int do_work() override { return progress(); }
 
-  bool arm() override { return error_ ? true : context_->arm(); }
+  bool arm() override {
+    if (error_) return true;
+    if (next_tick_ != Clock::time_point::max()) {
+      if (Clock::now() >= next_tick_) return false;
+      arm_timer(next_tick_);
+    }
+    return context_->arm();
+  }
 
   std::uint16_t port() const override { return context_->bound_port(); }
   const std::vector<Error>& rejected() const override { return rejected_; }
@@ -103,14 +122,30 @@ class FabricListenerImpl final : public FabricListener, public Hub {
 
   int progress() override {
     if (error_) return 0;
+    now_ = Clock::now();
+    int work = drain_cq();
+    if (!error_ && now_ >= next_tick_) {
+      next_tick_ = Clock::time_point::max();
+      for (auto& link : links_) next_tick_ = std::min(next_tick_, link->tick(now_));
+    }
+    return work;
+  }
+
+  FabricContext& context() override { return *context_; }
+  Clock::time_point now() const override { return now_; }
+  void tick_by(Clock::time_point when) override { next_tick_ = std::min(next_tick_, when); }
+
+ private:
+  int drain_cq() {
     std::array<fi_cq_tagged_entry, kCqBatch> entries;
     int work = 0;
     for (;;) {
       const OpContext* failed = nullptr;
       auto n = context_->read_cq(entries, &failed);
       if (!n && failed && failed->owner != kOwnerHello) {
-        // One link's operation failed (a receive, its setup or a credit write): that link fails.
-        links_[failed->owner - 1]->fail_link(n.error());
+        // One link's operation failed (a receive, its setup, a credit write or the ack): that
+        // link fails.
+        links_[failed->owner - 1]->on_operation_failed(*failed, n.error());
         ++work;
         continue;
       }
@@ -143,9 +178,6 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     }
   }
 
-  FabricContext& context() override { return *context_; }
-
- private:
   Result<void> post_hello(std::uint32_t slot) {
     const auto rc = fi_trecv(context_->ep(), hello_buffers_.data() + slot * kHelloFrameBytes,
                              kHelloFrameBytes, hello_registration_.desc(), FI_ADDR_UNSPEC,
@@ -175,8 +207,37 @@ class FabricListenerImpl final : public FabricListener, public Hub {
 
   void on_hello(std::uint32_t slot, std::size_t length) {
     const std::byte* data = hello_buffers_.data() + slot * kHelloFrameBytes;
-    handle_hello({data, length});
+    if (length == kFrameHeaderBytes) {
+      on_heartbeat(std::span<const std::byte, kFrameHeaderBytes>(data, kFrameHeaderBytes));
+    } else {
+      handle_hello({data, length});
+    }
     if (auto ok = post_hello(slot); !ok) on_cq_error(ok.error());
+  }
+
+  // A sender's heartbeat: refreshes the attached link of its stream. One that matches no
+  // attached link (a sender whose receiving link already ended) is dropped.
+  void on_heartbeat(std::span<const std::byte, kFrameHeaderBytes> raw) {
+    for (auto& link : links_) {
+      if (!link->attached()) continue;
+      auto header = decode_header(raw, FrameLimits{.stream_id = link->stream_id()});
+      if (!header || header.value().flags != kFlagHeartbeat) continue;
+      if (verify_checksum(header.value(), raw, {})) link->on_heartbeat();
+      return;
+    }
+  }
+
+  // Wakes a blocked thread at `deadline`; an earlier pending wake-up is kept.
+  void arm_timer(Clock::time_point deadline) {
+    if (timer_pending_ && timer_at_ <= deadline) return;
+    timer_pending_ = true;
+    timer_at_ = deadline;
+    timer_.expires_at(deadline);
+    timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+      if (!*alive || ec == boost::asio::error::operation_aborted) return;
+      timer_pending_ = false;
+      loop_.notify();
+    });
   }
 
   void handle_hello(std::span<const std::byte> message) {
@@ -213,7 +274,6 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     }
     const auto& o = link->options();
     const std::string stream = "stream " + std::to_string(h.stream_id) + " '" + o.name + "'";
-    if (link->attached()) return reject(stream + " already has a sender");
     if (extension->transfer != link->transfer()) {
       return reject(stream + ": the sender uses " + std::string(to_string(extension->transfer)) +
                     ", this node expects " + std::string(to_string(link->transfer())));
@@ -231,6 +291,9 @@ class FabricListenerImpl final : public FabricListener, public Hub {
       return reject(stream + ": sender's batch bytes " + std::to_string(h.max_payload_bytes) +
                     " exceed the receiver's " + std::to_string(o.max_payload_bytes));
     }
+    // Last, so that a bad sender is refused for what is wrong with it, whether or not the
+    // good one attached first.
+    if (link->attached()) return reject(stream + " already has a sender");
     auto peer = context_->insert_address(message.subspan(kFixed));
     if (!peer) return reject(stream + ": " + peer.error().message);
     link->attach(peer.value(), "peer of " + local_, *extension);
@@ -253,6 +316,11 @@ class FabricListenerImpl final : public FabricListener, public Hub {
   std::uint32_t rma_links_ = 0;
   std::vector<Error> rejected_;
   std::optional<Error> error_;
+  Clock::time_point now_{};
+  Clock::time_point next_tick_ = Clock::time_point::max();
+  boost::asio::steady_timer timer_;
+  Clock::time_point timer_at_{};
+  bool timer_pending_ = false;
 };
 
 }  // namespace

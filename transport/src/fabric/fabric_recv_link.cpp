@@ -4,6 +4,8 @@
 #include <array>
 #include <cassert>
 
+#include <sys/uio.h>
+
 #include "fabric/fabric_wire.hpp"
 
 namespace boreal::transport::fabric_medium {
@@ -33,15 +35,18 @@ FabricRecvLink::~FabricRecvLink() { *alive_ = false; }
 
 Result<void> FabricRecvLink::start() {
   auto& context = hub_.context();
-  if (transfer_ == FabricTransfer::rma_writes) {
+  const bool rma = transfer_ == FabricTransfer::rma_writes;
+  sources_.emplace(kSources, kControlMessageBytes);
+  auto sources = context.register_region(sources_->region(), FI_SEND | (rma ? FI_WRITE : 0));
+  if (!sources) return sources.error();
+  sources_registration_ = std::move(sources).value();
+  source_ops_.resize(kSources);
+  encode_header({.flags = kFlagHeartbeat, .stream_id = options_.stream_id}, {},
+                std::span<std::byte, kFrameHeaderBytes>(heartbeat_));
+  if (rma) {
     auto ring = context.register_region(pool_.region(), FI_REMOTE_WRITE);
     if (!ring) return ring.error();
     registration_ = std::move(ring).value();
-    sources_.emplace(kSources, kControlMessageBytes);
-    auto sources = context.register_region(sources_->region(), FI_SEND | FI_WRITE);
-    if (!sources) return sources.error();
-    sources_registration_ = std::move(sources).value();
-    source_ops_.resize(kSources);
     return success();
   }
   auto registration = context.register_region(pool_.region());
@@ -71,6 +76,8 @@ void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
   peer_ = peer;
   peer_text_ = std::move(peer_text);
   state_ = LinkState::established;
+  last_sent_ = last_heard_ = hub_.now();
+  hub_.tick_by(hub_.now() + std::min(options_.heartbeat, options_.peer_timeout));
   if (transfer_ == FabricTransfer::rma_writes) {
     peer_credit_address_ = extension.credit_address;
     peer_credit_key_ = extension.credit_key;
@@ -84,6 +91,7 @@ void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
 void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
   assert(slot < completed_.size() && completed_[slot] == kPending);
   completed_[slot] = length;
+  last_heard_ = hub_.now();
   // Release completions in posting order (see completed_).
   while (posted_head_ != posted_tail_) {
     const std::uint32_t next = posted_[posted_head_ % posted_.size()];
@@ -116,11 +124,54 @@ void FabricRecvLink::on_written(const Imm& imm) {
     return;
   }
   ++writes_seen_;
+  last_heard_ = hub_.now();
   arrived_[arrived_tail_++ % arrived_.size()] = {imm.slot, imm.length};
 }
 
 void FabricRecvLink::on_outbound_done(std::uint32_t slot) {
-  if (sources_) sources_->release(sources_->at(slot));
+  sources_->release(sources_->at(slot));
+  if (ack_slot_ == slot) {
+    // The ack has left (or arrived, with FI_DELIVERY_COMPLETE): now the link is done.
+    ack_slot_.reset();
+    if (state_ != LinkState::failed) state_ = LinkState::finished;
+  }
+}
+
+void FabricRecvLink::on_operation_failed(const OpContext& op, const Error& error) {
+  if (op.outbound && ack_slot_ == op.slot) {
+    ack_slot_.reset();
+    fail_link(Error{error.category, error.code,
+                    "the end-of-stream ack failed: " + error.message});
+    return;
+  }
+  fail_link(error);
+}
+
+void FabricRecvLink::on_heartbeat() noexcept { last_heard_ = hub_.now(); }
+
+std::chrono::steady_clock::time_point FabricRecvLink::tick(
+    std::chrono::steady_clock::time_point now) {
+  constexpr auto kNever = std::chrono::steady_clock::time_point::max();
+  if (state_ != LinkState::established) return kNever;
+  if (now - last_heard_ >= options_.peer_timeout) {
+    fail_link(Error{ErrorCategory::closed, 0,
+                    "peer silent for " + std::to_string(options_.peer_timeout.count()) +
+                        " ms (gone, or the network is down)"});
+    return kNever;
+  }
+  if (now - last_sent_ >= options_.heartbeat) {
+    const auto rc = fi_tinject(hub_.context().ep(), heartbeat_.data(), heartbeat_.size(), *peer_,
+                               options_.stream_id);
+    ++stats_.write_calls;
+    if (rc != 0) {
+      // -FI_EAGAIN: again soon. Any other failure is not the link's end: a sender that is
+      // really gone is noticed by its silence.
+      ++stats_.would_block;
+      return std::min(now + std::chrono::milliseconds(1), last_heard_ + options_.peer_timeout);
+    }
+    last_sent_ = now;
+  }
+  return std::min(last_sent_ + options_.heartbeat, last_heard_ + options_.peer_timeout);
 }
 
 void FabricRecvLink::fail_link(const Error& error) {
@@ -196,10 +247,8 @@ bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
     }
   }
   credits_.on_consumed();
-  if (h.flags & kFlagEndOfStream) {
-    ack_to_send_ = h.sequence;
-    state_ = LinkState::finished;
-  }
+  // The link finishes when the ack has left (on_outbound_done), not here.
+  if (h.flags & kFlagEndOfStream) ack_to_send_ = h.sequence;
   return true;
 }
 
@@ -218,7 +267,7 @@ int FabricRecvLink::flush_control() {
       ++work;
     }
     if (ack_to_send_) {
-      if (!write_word(kAckWordAt, kImmAck, *ack_to_send_)) return work;
+      if (!send_ack(*ack_to_send_)) return work;
       ack_to_send_.reset();
       ++work;
     }
@@ -240,6 +289,7 @@ int FabricRecvLink::flush_control() {
       fail_link(context.error("fi_tinject", static_cast<int>(rc)));
       return false;
     }
+    last_sent_ = hub_.now();
     ++work;
     return true;
   };
@@ -248,11 +298,83 @@ int FabricRecvLink::flush_control() {
     credit_to_send_ = 0;
     ++stats_.credit_frames;
   }
-  if (credit_to_send_ == 0 && ack_to_send_ &&
-      inject({.flags = kFlagAck, .stream_id = options_.stream_id, .sequence = *ack_to_send_})) {
+  if (credit_to_send_ == 0 && ack_to_send_ && send_ack(*ack_to_send_)) {
     ack_to_send_.reset();
+    ++work;
   }
   return work;
+}
+
+bool FabricRecvLink::send_ack(std::uint64_t sequence) {
+  // Completion semantics asked of the ack, strongest first; a provider that refuses one in
+  // an operation's flags gets the next (0: its default, at least FI_TRANSMIT_COMPLETE for an
+  // operation that is not injected).
+  static constexpr std::array<std::uint64_t, 3> kAckFlags{FI_DELIVERY_COMPLETE,
+                                                          FI_TRANSMIT_COMPLETE, 0};
+  auto source = sources_->acquire();
+  if (!source) {
+    ++stats_.would_block;
+    return false;
+  }
+  const bool rma = transfer_ == FabricTransfer::rma_writes;
+  if (rma) {
+    wire_detail::put(source->data, sequence);
+  } else {
+    encode_header({.flags = kFlagAck, .stream_id = options_.stream_id, .sequence = sequence}, {},
+                  std::span<std::byte, kFrameHeaderBytes>(source->data, kFrameHeaderBytes));
+  }
+  auto& op = source_ops_[source->index];
+  op = OpContext{.owner = owner_, .slot = source->index, .outbound = true};
+  auto& context = hub_.context();
+  void* desc = sources_registration_.desc();
+  iovec iov{source->data, rma ? std::size_t{kControlWordBytes} : kFrameHeaderBytes};
+  for (;;) {
+    const std::uint64_t flags = kAckFlags[ack_flags_choice_] | FI_COMPLETION;
+    ssize_t rc = 0;
+    if (rma) {
+      fi_rma_iov target{.addr = peer_credit_address_ + kAckWordAt,
+                        .len = kControlWordBytes,
+                        .key = peer_credit_key_};
+      fi_msg_rma msg{.msg_iov = &iov,
+                     .desc = &desc,
+                     .iov_count = 1,
+                     .addr = *peer_,
+                     .rma_iov = &target,
+                     .rma_iov_count = 1,
+                     .context = &op.fi,
+                     .data = encode_imm(link_index_, kImmAck, kControlWordBytes)};
+      rc = fi_writemsg(context.ep(), &msg, flags | FI_REMOTE_CQ_DATA);
+    } else {
+      fi_msg_tagged msg{.msg_iov = &iov,
+                        .desc = &desc,
+                        .iov_count = 1,
+                        .addr = *peer_,
+                        .tag = options_.stream_id,
+                        .ignore = 0,
+                        .context = &op.fi,
+                        .data = 0};
+      rc = fi_tsendmsg(context.ep(), &msg, flags);
+    }
+    ++stats_.write_calls;
+    if (rc == 0) {
+      ack_slot_ = source->index;
+      last_sent_ = hub_.now();
+      return true;
+    }
+    if ((rc == -FI_EOPNOTSUPP || rc == -FI_EINVAL || rc == -FI_ENOSYS || rc == -FI_EBADFLAGS) &&
+        ack_flags_choice_ + 1 < kAckFlags.size()) {
+      ++ack_flags_choice_;
+      continue;
+    }
+    sources_->release(*source);
+    if (rc == -FI_EAGAIN) {
+      ++stats_.would_block;  // retried on the next poll, after the CQ was read
+      return false;
+    }
+    const auto e = context.error(rma ? "fi_writemsg" : "fi_tsendmsg", static_cast<int>(rc));
+    fail_link(Error{e.category, e.code, "the end-of-stream ack failed: " + e.message});
+    return false;
+  }
 }
 
 bool FabricRecvLink::send_setup() {
@@ -288,6 +410,7 @@ bool FabricRecvLink::send_setup() {
   }
   setup_credit_ = 0;
   ++stats_.credit_frames;
+  last_sent_ = hub_.now();
   return true;
 }
 
@@ -315,6 +438,7 @@ bool FabricRecvLink::write_word(std::uint64_t offset, std::uint32_t kind, std::u
     fail_link(context.error("fi_writedata", static_cast<int>(rc)));
     return false;
   }
+  last_sent_ = hub_.now();
   return true;
 }
 

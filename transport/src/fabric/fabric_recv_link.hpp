@@ -4,6 +4,8 @@
 // checking and delivering frames and granting credit is the same code.
 #pragma once
 
+#include <chrono>
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +29,10 @@ class Hub {
   // Reads the shared CQ, handing each completion to its owner. Returns work done.
   virtual int progress() = 0;
   virtual FabricContext& context() = 0;
+  // The clock as read at the start of the current progress().
+  [[nodiscard]] virtual std::chrono::steady_clock::time_point now() const = 0;
+  // Asks for a tick() of every link no later than `when`.
+  virtual void tick_by(std::chrono::steady_clock::time_point when) = 0;
 };
 
 // `window` buffers of header + max payload, registered once.
@@ -39,6 +45,19 @@ class Hub {
 // each remote write's immediate (on_written); the slot must be the next one in ring order. A
 // slot is free again once the sink returned, and freed slots are granted back with
 // fi_writedata from kSources small registered buffers, each reused after its completion.
+//
+// The end-of-stream ack (both transfers) is sent from one of those buffers as an operation
+// with a completion, asking for FI_DELIVERY_COMPLETE (else FI_TRANSMIT_COMPLETE, else the
+// provider's default) in its own flags; the link reports `finished` only when that
+// completion arrived, so a node may close the endpoint as soon as its links finished (a
+// provider that transmits later, like sockets from its progress thread, would otherwise lose
+// the ack). A failed ack fails the link ("the end-of-stream ack failed: ...").
+//
+// Liveness (attached and not finished): the hub's tick() sends a heartbeat frame (fi_tinject,
+// tag = stream id, to the sender's control receives) after options.heartbeat without any
+// other control message, and fails the link after options.peer_timeout without hearing from
+// the sender (a frame, a remote write, a heartbeat). The hub ticks links whether or not
+// their consumer polls them, so a slow consumer does not look like a lost peer.
 class FabricRecvLink final : public RecvLink {
  public:
   // link_index: 1..255 for fabric-rma (the immediate's link field), 0 for fabric-msg.
@@ -59,8 +78,15 @@ class FabricRecvLink final : public RecvLink {
   void on_received(std::uint32_t slot, std::size_t length);
   // From the hub (fabric-rma): a remote write with this immediate (its link is this one).
   void on_written(const Imm& imm);
-  // From the hub: an operation this link posted (setup send, credit write) completed.
+  // From the hub: an operation this link posted (setup send, credit write, ack) completed.
   void on_outbound_done(std::uint32_t slot);
+  // From the hub: an operation of this link completed with `error`.
+  void on_operation_failed(const OpContext& op, const Error& error);
+  // From the hub: a heartbeat of this link's sender arrived.
+  void on_heartbeat() noexcept;
+  // From the hub, at most once per progress(): sends a heartbeat or notices a silent peer
+  // when due. Returns when it must run next (time_point::max(): not while unattached or done).
+  std::chrono::steady_clock::time_point tick(std::chrono::steady_clock::time_point now);
   void fail_link(const Error& error);
 
   int poll(FrameSink& sink) override;
@@ -78,7 +104,8 @@ class FabricRecvLink final : public RecvLink {
     std::size_t length = 0;
   };
 
-  // Setup, credit and ack messages in flight at once (fabric-rma).
+  // Setup, credit and ack messages in flight at once (fabric-rma; fabric-msg uses one, for
+  // the ack).
   static constexpr std::uint32_t kSources = 4;
 
   [[nodiscard]] Result<void> post(std::uint32_t slot);
@@ -88,6 +115,8 @@ class FabricRecvLink final : public RecvLink {
   // free source buffer; retried on the next poll) or the link failed.
   bool send_setup();
   bool write_word(std::uint64_t offset, std::uint32_t kind, std::uint64_t value);
+  // Sends the end-of-stream ack as an operation with a completion. false: not now, or failed.
+  bool send_ack(std::uint64_t sequence);
   [[nodiscard]] std::string describe() const;
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
@@ -100,10 +129,13 @@ class FabricRecvLink final : public RecvLink {
   std::uint32_t link_index_;
   BufferPool pool_;
   Registration registration_;
-  // fabric-rma only.
   std::optional<BufferPool> sources_;
   Registration sources_registration_;
   std::vector<OpContext> source_ops_;
+  // The ack's operation: its source slot while in flight; the completion flags tried so far.
+  std::optional<std::uint32_t> ack_slot_;
+  std::size_t ack_flags_choice_ = 0;
+  // fabric-rma only.
   std::uint64_t peer_credit_address_ = 0;
   std::uint64_t peer_credit_key_ = 0;
   std::uint64_t setup_credit_ = 0;  // initial credit to send in the setup (0: sent)
@@ -127,6 +159,9 @@ class FabricRecvLink final : public RecvLink {
   ReceiverCredits credits_;
   std::uint64_t credit_to_send_ = 0;  // cumulative total not yet injected (0: none)
   std::optional<std::uint64_t> ack_to_send_;
+  std::array<std::byte, kFrameHeaderBytes> heartbeat_{};
+  std::chrono::steady_clock::time_point last_sent_{};
+  std::chrono::steady_clock::time_point last_heard_{};
   std::uint64_t next_sequence_ = 1;
   std::uint64_t frames_received_ = 0;
   LinkState state_ = LinkState::connecting;

@@ -7,11 +7,24 @@
 // tagged send). kControlSlots small registered buffers stay posted for the receiver's tagged
 // control messages: credit and ack frames (fabric-msg) or the one setup message (fabric-rma,
 // after which credit and the ack arrive as remote writes into credit_words_).
+//
+// Connecting: a hello that fails because nobody listens yet (an immediate -FI_ENOENT,
+// -FI_ECONNREFUSED, -FI_EHOSTUNREACH, or an error completion of the hello) is sent again
+// after a backoff of kRetryFirst doubling to kRetryMost, until connect_timeout; the timeout's
+// error then names the last failure. Established: a heartbeat frame (fi_tinject to the
+// listener's hello tag, which routes it by stream id) goes out after options.heartbeat without
+// any other send, and the link fails after options.peer_timeout without hearing anything from
+// the receiver (a credit, an ack, a heartbeat, a remote write). The clock is read once per
+// do_work(); a blocked thread is woken for the next deadline by a timer in the EventLoop.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cassert>
 #include <cstring>
 #include <optional>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <boreal/transport/buffer_pool.hpp>
 #include <boreal/transport/credit_window.hpp>
@@ -29,6 +42,19 @@ using namespace fabric_medium;
 // Control frames in flight towards a sender are credits (one per credit_batch frames) and
 // one ack; the provider buffers any beyond these as unexpected messages.
 constexpr std::uint32_t kControlSlots = 8;
+
+// Hello retries while nobody listens: quick at first (a receiver started a moment later),
+// then at most 5 per second, which costs nothing while it waits.
+constexpr std::chrono::milliseconds kRetryFirst{10};
+constexpr std::chrono::milliseconds kRetryMost{200};
+
+using Clock = std::chrono::steady_clock;
+
+// An immediate error of a send that means "nobody is listening there (yet)".
+bool is_unreachable(ssize_t rc) {
+  return rc == -FI_ENOENT || rc == -FI_ECONNREFUSED || rc == -FI_EHOSTUNREACH ||
+         rc == -FI_ENOTCONN || rc == -FI_ECONNRESET || rc == -FI_ECONNABORTED;
+}
 
 class FabricSendLink final : public SendLink {
  public:
@@ -48,7 +74,8 @@ class FabricSendLink final : public SendLink {
         control_ops_(kControlSlots),
         queue_(pool_.capacity()),
         connect_timeout_(connect_timeout),
-        connect_deadline_(std::chrono::steady_clock::now() + connect_timeout) {
+        connect_deadline_(Clock::now() + connect_timeout),
+        timer_(loop.context()) {
     loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
   }
   FabricSendLink(const FabricSendLink&) = delete;
@@ -109,20 +136,29 @@ class FabricSendLink final : public SendLink {
                   std::span<std::byte, kFrameHeaderBytes>(buffer->data, kFrameHeaderBytes));
     const auto message_bytes = static_cast<std::uint32_t>(
         kFrameHeaderBytes + kHelloPayloadBytes + kHelloExtensionBytes + name.value().size());
+    hello_bytes_ = message_bytes;
     queue_[queue_tail_++ % queue_.size()] = {hello_slot_, message_bytes, kHelloTag, 0};
+    encode_header({.flags = kFlagHeartbeat, .stream_id = options_.stream_id}, {},
+                  std::span<std::byte, kFrameHeaderBytes>(heartbeat_));
     return success();
   }
 
   int do_work() override {
     if (state_ == LinkState::failed || state_ == LinkState::finished) return 0;
+    now_ = Clock::now();
     int work = progress();
     if (state_ == LinkState::failed || state_ == LinkState::finished) return work;
-    work += post_queued();
-    if (state_ == LinkState::connecting && std::chrono::steady_clock::now() >= connect_deadline_) {
+    if (now_ >= retry_at_) work += post_queued();
+    if (state_ == LinkState::connecting && now_ >= connect_deadline_) {
       set_failed(Error{ErrorCategory::closed, 0,
                        describe() + ": no credit from the receiver within " +
                            std::to_string(connect_timeout_.count()) +
-                           " ms (is it listening, and does it expect this stream?)"});
+                           " ms (is it listening, and does it expect this stream?)" +
+                           (last_hello_failure_.empty()
+                                ? std::string()
+                                : "; the last hello failed: " + last_hello_failure_)});
+    } else if (state_ == LinkState::established) {
+      work += keep_alive();
     }
     return work;
   }
@@ -150,8 +186,13 @@ class FabricSendLink final : public SendLink {
 
   bool arm() override {
     if (state_ == LinkState::failed || state_ == LinkState::finished) return true;
-    // Frames refused with -FI_EAGAIN are retried by polling, as rxm requires.
-    if (queue_head_ != queue_tail_) return false;
+    const auto now = Clock::now();
+    // Frames refused with -FI_EAGAIN are retried by polling, as rxm requires; a hello waiting
+    // for its retry time is not.
+    if (queue_head_ != queue_tail_ && now >= retry_at_) return false;
+    const auto deadline = next_deadline();
+    if (now >= deadline) return false;
+    arm_timer(deadline);
     return context_->arm();
   }
 
@@ -182,8 +223,16 @@ class FabricSendLink final : public SendLink {
     std::array<fi_cq_tagged_entry, kCqBatch> entries;
     int work = 0;
     for (;;) {
-      auto n = context_->read_cq(entries);
+      const OpContext* failed = nullptr;
+      auto n = context_->read_cq(entries, &failed);
       ++stats_.read_calls;
+      if (!n && failed && failed->owner == kOwnerData && failed->slot == hello_slot_ &&
+          state_ == LinkState::connecting) {
+        // The hello failed (nobody listens there yet): send it again after a backoff.
+        retry_hello(n.error().message);
+        ++work;
+        continue;
+      }
       if (!n) {
         set_failed(Error{n.error().category, n.error().code, describe() + ": " + n.error().message});
         return work;
@@ -194,6 +243,7 @@ class FabricSendLink final : public SendLink {
       }
       for (std::size_t i = 0; i < n.value(); ++i) {
         const auto* op = static_cast<const OpContext*>(entries[i].op_context);
+        if (!op || op->owner == kOwnerControl) heard_ = true;
         if (!op) {
           // A remote write (see the listener: no context, FI_REMOTE_CQ_DATA the only flag
           // tested; our own writes carry our context even where flagged FI_REMOTE_CQ_DATA).
@@ -283,7 +333,7 @@ class FabricSendLink final : public SendLink {
       }
       return false;
     }
-    if (!is_setup && transfer_ == FabricTransfer::rma_writes) {
+    if (!is_setup && transfer_ == FabricTransfer::rma_writes && !(h.flags & kFlagHeartbeat)) {
       set_failed(Error{ErrorCategory::protocol, 0,
                        describe() + ": 32-byte control frame on a fabric-rma link"});
       return false;
@@ -291,7 +341,10 @@ class FabricSendLink final : public SendLink {
     if (h.flags & kFlagCredit) {
       ++stats_.credit_frames;
       credits_.on_grant(h.sequence);
-      if (state_ == LinkState::connecting) state_ = LinkState::established;
+      if (state_ == LinkState::connecting) {
+        state_ = LinkState::established;
+        last_heard_ = now_;
+      }
     } else if (h.flags & kFlagAck) {
       if (eos_committed_ && h.sequence == eos_sequence_) state_ = LinkState::finished;
     } else if (!(h.flags & kFlagHeartbeat)) {
@@ -331,6 +384,14 @@ class FabricSendLink final : public SendLink {
         // rxm refuses the first sends while it connects (TRANSPORT_NOTES §1.3.1): the CQ is
         // read again before the next try.
         ++stats_.would_block;
+        if (q.sequence == 0 && state_ == LinkState::connecting && last_hello_failure_.empty()) {
+          last_hello_failure_ = context_->error("fi_tsend", static_cast<int>(rc)).message;
+        }
+        return work;
+      }
+      if (q.sequence == 0 && state_ == LinkState::connecting && is_unreachable(rc)) {
+        ++queue_head_;  // retry_hello() queues it again
+        retry_hello(context_->error("fi_tsend", static_cast<int>(rc)).message);
         return work;
       }
       if (rc != 0) {
@@ -343,8 +404,67 @@ class FabricSendLink final : public SendLink {
       }
       ++queue_head_;
       ++work;
+      last_sent_ = now_;
     }
     return work;
+  }
+
+  // The hello failed with `why`: queue it again, to be posted after the backoff.
+  void retry_hello(std::string why) {
+    last_hello_failure_ = std::move(why);
+    queue_[queue_tail_++ % queue_.size()] = {hello_slot_, hello_bytes_, kHelloTag, 0};
+    retry_at_ = now_ + retry_backoff_;
+    retry_backoff_ = std::min(retry_backoff_ * 2, kRetryMost);
+  }
+
+  // Established: notices a silent peer, and sends a heartbeat when nothing else went out.
+  int keep_alive() {
+    if (heard_) {
+      heard_ = false;
+      last_heard_ = now_;
+    }
+    if (now_ - last_heard_ >= options_.peer_timeout) {
+      set_failed(Error{ErrorCategory::closed, 0,
+                       describe() + ": peer silent for " +
+                           std::to_string(options_.peer_timeout.count()) +
+                           " ms (gone, or the network is down)"});
+      return 0;
+    }
+    if (now_ - last_sent_ < options_.heartbeat) return 0;
+    const auto rc = fi_tinject(context_->ep(), heartbeat_.data(), heartbeat_.size(),
+                               context_->peer(), kHelloTag);
+    ++stats_.write_calls;
+    if (rc != 0) {
+      // -FI_EAGAIN: again on the next do_work. Any other failure is not the link's end: a
+      // peer that is really gone is noticed by its silence.
+      ++stats_.would_block;
+      return 0;
+    }
+    last_sent_ = now_;
+    return 1;
+  }
+
+  // When do_work() must run next even if nothing arrives.
+  [[nodiscard]] Clock::time_point next_deadline() const {
+    if (state_ == LinkState::connecting) {
+      return queue_head_ != queue_tail_ ? std::min(retry_at_, connect_deadline_)
+                                        : connect_deadline_;
+    }
+    return std::min(last_sent_ + options_.heartbeat, last_heard_ + options_.peer_timeout);
+  }
+
+  // Wakes a blocked thread at `deadline` (through the EventLoop); an earlier pending wake-up
+  // is kept.
+  void arm_timer(Clock::time_point deadline) {
+    if (timer_pending_ && timer_at_ <= deadline) return;
+    timer_pending_ = true;
+    timer_at_ = deadline;
+    timer_.expires_at(deadline);
+    timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+      if (!*alive || ec == boost::asio::error::operation_aborted) return;
+      timer_pending_ = false;
+      loop_.notify();
+    });
   }
 
   void set_failed(Error error) {
@@ -384,8 +504,21 @@ class FabricSendLink final : public SendLink {
   std::uint64_t last_sequence_ = 0;
   std::uint64_t eos_sequence_ = 0;
   bool eos_committed_ = false;
+  std::uint32_t hello_bytes_ = 0;
+  std::array<std::byte, kFrameHeaderBytes> heartbeat_{};
   std::chrono::milliseconds connect_timeout_;
-  std::chrono::steady_clock::time_point connect_deadline_;
+  Clock::time_point connect_deadline_;
+  // The clock as read at the start of this do_work().
+  Clock::time_point now_{};
+  Clock::time_point last_sent_{};
+  Clock::time_point last_heard_{};
+  bool heard_ = false;  // something arrived from the receiver since keep_alive() last ran
+  Clock::time_point retry_at_{};  // the queued hello waits until then
+  std::chrono::milliseconds retry_backoff_ = kRetryFirst;
+  std::string last_hello_failure_;
+  boost::asio::steady_timer timer_;
+  Clock::time_point timer_at_{};
+  bool timer_pending_ = false;
   LinkState state_ = LinkState::connecting;
   std::optional<Error> error_;
   LinkStats stats_;

@@ -11,7 +11,11 @@
 //     [RmaSetup, kRmaSetupBytes, own CRC-32C]
 //
 // fabric-msg data: each frame is one tagged message (tag = stream id) into a posted receive.
-// Credit and the end-of-stream ack: 32-byte frames, fi_tinject, tag = stream id.
+// Credit: 32-byte frames, fi_tinject, tag = stream id. The end-of-stream ack: the same, sent
+// with fi_tsendmsg and a completion.
+// Heartbeats (both transfers): a 32-byte kFlagHeartbeat frame, fi_tinject; sender -> receiver
+// on kHelloTag (the listener tells it from a hello by its length), receiver -> sender on the
+// stream id, like credit.
 //
 // fabric-rma data: the sender fi_writedata's [header + payload] of frame `sequence` to ring
 // slot (sequence - 1) % slots at ring_address + slot * slot_bytes, with the 32-bit immediate
@@ -20,7 +24,8 @@
 //     bits 15..0  frame length in bytes (header + payload, <= 65535).
 // Credit and the ack go back the same way: the receiver fi_writedata's 8 bytes (little-endian
 // u64) into the sender's credit words, credit_address + 0 (cumulative credit total) or + 8
-// (sequence of the acknowledged end-of-stream frame), with the immediate
+// (sequence of the acknowledged end-of-stream frame; fi_writemsg with a completion), with the
+// immediate
 //     bits 31..24 link index | bits 23..16 kImmCredit or kImmAck | bits 15..0 the length, 8.
 // Only 32 bits of immediate data are used because verbs and EFA carry no more (TRANSPORT_NOTES
 // §1.3.9). Addresses are virtual addresses under FI_MR_VIRT_ADDR, else offsets, so each side

@@ -11,8 +11,8 @@
 //
 // fabric-msg: every expected link pre-posts `window` receive buffers (a registered
 // BufferPool) tagged with its stream id and grants exactly that much credit. The sender
-// fi_tsend's each committed frame. Credit and the end-of-stream acknowledgement go back as
-// 32-byte frames sent with fi_tinject.
+// fi_tsend's each committed frame. Credit goes back as 32-byte frames sent with fi_tinject,
+// the end-of-stream acknowledgement as one sent with a completion (below).
 //
 // fabric-rma: every expected link registers a ring of `window` frame slots for remote writes
 // and answers the hello with one tagged setup message (ring address and key, slots, slot
@@ -27,6 +27,22 @@
 //
 // A send or write refused with -FI_EAGAIN (rxm during connection set-up) stays queued and is
 // retried after the completion queue was read, in the next do_work().
+//
+// Connecting: a hello that fails because nobody listens yet (sockets: -FI_ENOENT at once, or
+// an error completion) is sent again after 10 ms, doubling up to 200 ms, until the connect
+// timeout, whose error then names the last failure. So a sender may start before its receiver.
+//
+// End of stream: the receiving link sends the ack as an operation with a completion
+// (FI_DELIVERY_COMPLETE where the provider takes it, else FI_TRANSMIT_COMPLETE, else its
+// default) and reports `finished` only once it completed, so its node may close the
+// endpoint right away.
+//
+// Liveness (LinkOptions::heartbeat, ::peer_timeout): each established end sends a 32-byte
+// heartbeat frame after `heartbeat` without sending anything else (sender: to the listener's
+// hello tag, routed by stream id; receiver: to the sender's control receives, both
+// transfers), and fails with "peer silent for N ms (gone, or the network is down)"
+// (ErrorCategory::closed) after `peer_timeout` without hearing anything. The listener sends
+// and checks for every link on each progress, whether or not the link's consumer polls it.
 //
 // Waiting: each end's completion-queue wait fd is registered in its EventLoop (fi_trywait in
 // arm()), next to sockets; a provider without one (shm) re-polls every 50 µs instead.

@@ -6,6 +6,7 @@
 // moves to LinkState::failed and stays there; its thread keeps serving other links.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -113,6 +114,11 @@ struct LinkOptions {
   std::uint32_t window = 64;                    // receive slots = initial credit
   std::uint32_t credit_batch = 16;              // grant after this many freed slots
   std::string name;                             // for error messages ("stream 'ticks'")
+  // Liveness, used by the fabric media (tcp learns of a lost peer from its connection): an
+  // established end sends a heartbeat frame after `heartbeat` without sending anything else,
+  // and fails ("peer silent for ... ms") after `peer_timeout` without hearing anything.
+  std::chrono::milliseconds heartbeat{1000};
+  std::chrono::milliseconds peer_timeout{5000};
 };
 
 }  // namespace boreal::transport
