@@ -31,6 +31,9 @@ using namespace fabric_medium;
 constexpr std::uint32_t kHelloSlots = 4;
 // OpContext::owner of the hello buffers; links are numbered from 1.
 constexpr std::uint32_t kOwnerHello = 0;
+// How long a closing listener keeps progressing acks not yet completed (an ack over loopback
+// completes in well under a millisecond; a peer that takes longer is probably gone).
+constexpr std::chrono::milliseconds kAckLinger{250};
 
 class FabricListenerImpl final : public FabricListener, public Hub {
  public:
@@ -47,6 +50,7 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
   }
   ~FabricListenerImpl() override {
+    linger();
     *alive_ = false;
     context_->close_endpoint();  // before the links free their posted buffers
     links_.clear();
@@ -175,6 +179,23 @@ class FabricListenerImpl final : public FabricListener, public Hub {
         }
         ++work;
       }
+    }
+  }
+
+  // A node that closes the listener as soon as it saw the end of its streams (rather than
+  // its links' `finished`) would lose acks still queued or in flight: progress them for at
+  // most kAckLinger before the endpoint closes.
+  void linger() {
+    const auto give_up = Clock::now() + kAckLinger;
+    for (;;) {
+      bool pending = false;
+      for (auto& link : links_) {
+        if (!link->ack_pending()) continue;
+        pending = true;
+        link->flush();
+      }
+      if (!pending || error_ || Clock::now() >= give_up) return;
+      progress();
     }
   }
 

@@ -73,6 +73,12 @@ class FabricRecvLink final : public RecvLink {
   // the setup, and credit goes to the credit words `extension` names).
   void attach(fi_addr_t peer, std::string peer_text, const HelloExtension& extension);
   [[nodiscard]] bool attached() const noexcept { return peer_.has_value(); }
+  // The end-of-stream ack is queued or in flight (the link will finish once it completed).
+  [[nodiscard]] bool ack_pending() const noexcept {
+    return state_ != LinkState::failed && (ack_to_send_.has_value() || ack_slot_.has_value());
+  }
+  // Sends what control is queued (credit, the ack) without delivering frames.
+  int flush() { return flush_control(); }
   [[nodiscard]] FabricTransfer transfer() const noexcept { return transfer_; }
   // From the hub (fabric-msg): buffer `slot` holds a message of `length` bytes.
   void on_received(std::uint32_t slot, std::size_t length);
