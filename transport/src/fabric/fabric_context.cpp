@@ -1,6 +1,7 @@
 #include "fabric/fabric_context.hpp"
 
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -181,6 +182,7 @@ std::uint64_t FabricContext::remote_address(const std::byte* base) const noexcep
 Result<void> FabricContext::setup(fi_info* info, bool bind_local) {
   info_ = info;
   inject_bytes_ = info->tx_attr->inject_size;
+  yield_when_idle_ = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
   if (int rc = fi_fabric(info->fabric_attr, &fabric_, nullptr)) return error("fi_fabric", rc);
   if (int rc = fi_domain(fabric_, info, &domain_, nullptr)) return error("fi_domain", rc);
   fi_av_attr av_attr{};
@@ -273,8 +275,15 @@ Result<std::size_t> FabricContext::read_cq(std::span<fi_cq_tagged_entry> out,
                                            const OpContext** failed) {
   if (failed) *failed = nullptr;
   const auto n = fi_cq_read(cq_, out.data(), out.size());
-  if (n > 0) return static_cast<std::size_t>(n);
-  if (n == -FI_EAGAIN) return std::size_t{0};
+  if (n > 0) {
+    empty_reads_ = 0;
+    return static_cast<std::size_t>(n);
+  }
+  if (n == -FI_EAGAIN) {
+    // See kYieldAfter: let the provider's progress threads run.
+    if (yield_when_idle_ && ++empty_reads_ % kYieldAfter == 0) ::sched_yield();
+    return std::size_t{0};
+  }
   if (n != -FI_EAVAIL) return error("fi_cq_read", static_cast<int>(n));
   fi_cq_err_entry entry{};
   const auto got = fi_cq_readerr(cq_, &entry, 0);

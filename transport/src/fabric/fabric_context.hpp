@@ -139,6 +139,14 @@ class FabricContext {
   // Without a wait fd, arm() re-polls after this long (the shm provider: 50 µs keeps a
   // blocked thread under ~2 % of a core in timer wake-ups, TRANSPORT_NOTES §1.4 paced rates).
   static constexpr std::chrono::microseconds kNoFdRecheck{50};
+  // With FI_PROGRESS_AUTO the provider may move data in threads of its own (sockets runs 3-4
+  // per domain): a thread that spins on an empty CQ (wait mode busy) starves them on a small
+  // machine (TRANSPORT_NOTES §1.3.11), so every kYieldAfter-th empty read in a row yields
+  // the CPU. tcp and net also say AUTO without such threads; a yield with nothing else to run
+  // returns at once. Measured with `boreal launch apps/examples/demo.yaml --duration 1
+  // --provider sockets --wait busy` on the shared 2-vCPU box: latency p50/p99 12.7/24 ms
+  // without yielding, 5.4/8.0 ms yielding every 8th empty read, 8.2/14 ms every one.
+  static constexpr std::uint32_t kYieldAfter = 8;
 
  private:
   FabricContext(EventLoop& loop, std::string provider);
@@ -158,6 +166,8 @@ class FabricContext {
   std::size_t inject_bytes_ = 0;
   std::string rma_missing_;
   std::uint64_t next_key_ = 1;
+  bool yield_when_idle_ = false;
+  std::uint32_t empty_reads_ = 0;  // empty fi_cq_read calls in a row
   std::optional<boost::asio::posix::stream_descriptor> descriptor_;
   boost::asio::steady_timer recheck_;
   bool wait_pending_ = false;
