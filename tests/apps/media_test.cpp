@@ -95,6 +95,12 @@ struct Medium {
   const char* provider;  // nullptr for tcp
 };
 
+// How gtest prints a parameter in test listings.
+void PrintTo(const Medium& m, std::ostream* os) {
+  *os << m.medium;
+  if (m.provider != nullptr) *os << " over " << m.provider;
+}
+
 // The flags that select `m` on the command line.
 std::string medium_flags(const Medium& m) {
   std::string flags = " --medium " + std::string(m.medium);

@@ -322,8 +322,11 @@ class SinkTask final : public transport::FrameSink {
   }
 
   [[nodiscard]] bool active() const noexcept { return started_; }
+  // Done when the link is: after the end of stream it still has to acknowledge it, and a
+  // fabric link is finished only once that acknowledgement has left.
   [[nodiscard]] bool done() const noexcept {
-    return ended_ || link_.state() == transport::LinkState::failed;
+    return link_.state() == transport::LinkState::finished ||
+           link_.state() == transport::LinkState::failed;
   }
   [[nodiscard]] double rate_hz() const noexcept { return rate_.rate_hz(); }
   [[nodiscard]] transport::RecvLink& link() noexcept { return link_; }
