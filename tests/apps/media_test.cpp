@@ -7,8 +7,12 @@
 //
 // A fabric combination is skipped only when the provider is not here or lacks what the
 // medium needs; the skip prints libfabric's answer.
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fcntl.h>
 
 #include <array>
 #include <cstdio>
@@ -314,6 +318,93 @@ TEST(MixedMedia, OneNodeReceivesOverTcpAndFabricAtOnce) {
     EXPECT_TRUE(read_file(output) == reference) << "rows over fabric-rma differ from the reference";
   }
 }
+
+// Starts `boreal run FILE --node NODE` with its output in `log`; returns its PID.
+pid_t start_node(const std::string& file, const std::string& node, const std::string& log) {
+  std::vector<std::string> args = {BOREAL_BIN, "run", file, "--node", node, "--timeout", "60"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, BOREAL_BIN, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A sender that dies mid-stream: its link at the receiving node fails, naming the silence,
+// while the node keeps serving its other link to the end.
+class PeerLoss : public testing::TestWithParam<Medium> {};
+
+TEST_P(PeerLoss, TheLinkOfADeadSenderFailsAndTheOtherLinkFinishes) {
+  const Medium& medium = GetParam();
+  if (const auto why = unavailable(medium); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  const auto port = [] { return std::to_string(boreal::runtime::free_tcp_port("127.0.0.1").value()); };
+  const std::string text =
+      "name: loss\n"
+      "schemas:\n"
+      "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
+      "nodes:\n"
+      "  - {name: doomed, address: \"tcp://127.0.0.1:" + port() + "\"}\n"
+      "  - {name: steady, address: \"tcp://127.0.0.1:" + port() + "\"}\n"
+      "  - {name: dst, address: \"fabric://" + medium.provider + "/127.0.0.1:" + port() + "\"}\n"
+      "transport: {medium: " + medium.medium + ", wait: block}\n"
+      "boxes:\n"
+      "  - {name: a, type: source, node: doomed, out: one, schema: tick, params: {rate: 20000, tuples: 1000000}}\n"
+      "  - {name: b, type: source, node: steady, out: two, schema: tick, params: {rate: 20000, tuples: 60000}}\n"
+      "  - {name: sa, type: sink, node: dst, in: one, schema: tick}\n"
+      "  - {name: sb, type: sink, node: dst, in: two, schema: tick}\n";
+  const auto spec = dir.file("net.yaml", text);
+  const auto dst_log = dir.file("dst.log");
+  const pid_t dst = start_node(spec, "dst", dst_log);
+  const pid_t doomed = start_node(spec, "doomed", dir.file("doomed.log"));
+  const pid_t steady = start_node(spec, "steady", dir.file("steady.log"));
+  ASSERT_GT(dst, 0);
+  ASSERT_GT(doomed, 0);
+  ASSERT_GT(steady, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(::kill(doomed, SIGKILL), 0);  // a process this test started
+  EXPECT_EQ(wait_exit(doomed), 128 + SIGKILL);
+  EXPECT_EQ(wait_exit(steady), 0);
+  EXPECT_EQ(wait_exit(dst), 1);  // a link failed
+
+  const std::string log = read_file(dst_log);
+  const json* report = nullptr;
+  std::vector<json> lines;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.front() == '{') lines.push_back(json::parse(line));
+  }
+  report = find_node(lines, "dst");
+  ASSERT_NE(report, nullptr) << log;
+  ASSERT_EQ((*report)["links"].size(), 2u);
+  for (const auto& link : (*report)["links"]) {
+    if (link["stream"] == "one") {
+      EXPECT_EQ(link["state"], "failed");
+      EXPECT_NE(link["error"].get<std::string>().find("peer silent for 5000 ms"), std::string::npos)
+          << link.dump();
+    } else {
+      EXPECT_EQ(link["state"], "finished") << link.dump();
+      EXPECT_EQ(link["stats"]["tuples"], 60000);
+    }
+  }
+  EXPECT_EQ((*report)["lost"], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Loopback, PeerLoss,
+                         testing::Values(Medium{"fabric-msg", "tcp;ofi_rxm"},
+                                         Medium{"fabric-rma", "tcp;ofi_rxm"}),
+                         [](const auto& param_info) { return medium_name(param_info.param); });
 
 // A node receiving two streams over a fabric medium, while another process sends it streams
 // with the wrong schema and a stream it does not expect: each is refused with its reason, and
