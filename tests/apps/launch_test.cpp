@@ -24,64 +24,13 @@
 
 #include <boreal/transport/frame.hpp>
 
+#include "apps/app_test_support.hpp"
 #include "runtime/launcher.hpp"
 
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
-
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr together
-};
-
-// Runs a shell command; everything it prints is captured.
-Output run(const std::string& command) {
-  Output out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out.text += chunk.data();
-  const int status = ::pclose(pipe);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "boreal-test-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  [[nodiscard]] std::string file(const std::string& name, const std::string& text = "") const {
-    const auto p = (path_ / name).string();
-    if (!text.empty()) std::ofstream(p) << text;
-    return p;
-  }
-
- private:
-  fs::path path_;
-};
-
-std::vector<json> read_json_lines(const std::string& path) {
-  std::vector<json> lines;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) lines.push_back(json::parse(line));
-  }
-  return lines;
-}
-
-const json* find_kind(const std::vector<json>& lines, const std::string& kind,
-                      const std::string& node = "") {
-  for (const auto& line : lines) {
-    if (line.value("kind", "") == kind && (node.empty() || line.value("node", "") == node)) return &line;
-  }
-  return nullptr;
-}
+using namespace boreal::test;
 
 std::string two_nodes(const std::string& source_params, const std::string& sink_params,
                       const std::string& transport = "{medium: tcp, wait: block}",

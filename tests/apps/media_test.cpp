@@ -31,66 +31,16 @@
 #include <boreal/transport/event_loop.hpp>
 #include <boreal/transport/fabric_medium.hpp>
 
+#include "apps/app_test_support.hpp"
 #include "runtime/launcher.hpp"
 
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
-
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr together
-};
-
-Output run(const std::string& command) {
-  Output out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out.text += chunk.data();
-  const int status = ::pclose(pipe);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "boreal-media-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  [[nodiscard]] std::string file(const std::string& name, const std::string& text = "") const {
-    const auto p = (path_ / name).string();
-    if (!text.empty()) std::ofstream(p) << text;
-    return p;
-  }
-
- private:
-  fs::path path_;
-};
-
-std::vector<json> read_json_lines(const std::string& path) {
-  std::vector<json> lines;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) lines.push_back(json::parse(line));
-  }
-  return lines;
-}
+using namespace boreal::test;
 
 const json* find_node(const std::vector<json>& lines, const std::string& node) {
-  for (const auto& line : lines) {
-    if (line.value("kind", "") == "node" && line.value("node", "") == node) return &line;
-  }
-  return nullptr;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return find_kind(lines, "node", node);
 }
 
 // A medium and, for the fabric media, a provider.
@@ -140,15 +90,6 @@ std::string unavailable(const Medium& m) {
   return "";
 }
 
-constexpr std::array<Medium, 9> kMedia = {{{"tcp", nullptr},
-                                           {"fabric-msg", "tcp;ofi_rxm"},
-                                           {"fabric-msg", "sockets"},
-                                           {"fabric-msg", "net"},
-                                           {"fabric-msg", "shm"},
-                                           {"fabric-rma", "tcp;ofi_rxm"},
-                                           {"fabric-rma", "sockets"},
-                                           {"fabric-rma", "net"},
-                                           {"fabric-rma", "shm"}}};
 constexpr std::array<Medium, 8> kFabricMedia = {{{"fabric-msg", "tcp;ofi_rxm"},
                                                  {"fabric-msg", "sockets"},
                                                  {"fabric-msg", "net"},
@@ -157,6 +98,13 @@ constexpr std::array<Medium, 8> kFabricMedia = {{{"fabric-msg", "tcp;ofi_rxm"},
                                                  {"fabric-rma", "sockets"},
                                                  {"fabric-rma", "net"},
                                                  {"fabric-rma", "shm"}}};
+// tcp, then every fabric medium.
+constexpr std::array<Medium, 9> kMedia = [] {
+  std::array<Medium, 9> all{};
+  all[0] = {"tcp", nullptr};
+  for (std::size_t i = 0; i < kFabricMedia.size(); ++i) all[i + 1] = kFabricMedia[i];
+  return all;
+}();
 constexpr std::array<const char*, 5> kWaits = {"busy", "block", "sleep", "backoff", "adaptive"};
 
 // Two streams from src to dst: `ticks` carries timestamps (latency is checked), `rows` has

@@ -1,0 +1,85 @@
+// What the end-to-end tests of the `boreal` binary share: running a command, a temporary
+// directory, and reading the JSON lines and files a run writes.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace boreal::test {
+
+struct Output {
+  int status = -1;
+  std::string text;  // stdout and stderr together
+};
+
+// Runs a shell command; everything it prints is captured.
+inline Output run(const std::string& command) {
+  Output out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> chunk{};
+  while (std::fgets(chunk.data(), chunk.size(), pipe) != nullptr) out.text += chunk.data();
+  const int status = ::pclose(pipe);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// A directory under /tmp, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "boreal-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() { std::filesystem::remove_all(path_); }
+
+  // The path of `name` in the directory; writes `text` there when it is not empty.
+  [[nodiscard]] std::string file(const std::string& name, const std::string& text = "") const {
+    const auto p = (path_ / name).string();
+    if (!text.empty()) std::ofstream(p) << text;
+    return p;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline std::vector<nlohmann::json> read_json_lines(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  }
+  return lines;
+}
+
+// The first line of `kind` (and, when given, of `node`); nullptr when there is none.
+inline const nlohmann::json* find_kind(const std::vector<nlohmann::json>& lines,
+                                       const std::string& kind, const std::string& node = "") {
+  for (const auto& line : lines) {
+    if (line.value("kind", "") == kind && (node.empty() || line.value("node", "") == node)) {
+      return &line;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace boreal::test
