@@ -25,8 +25,8 @@ FabricRecvLink::FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& opt
       pool_(options.window, kFrameHeaderBytes + options.max_payload_bytes),
       ops_(options.window),
       arrived_(options.window),
-      posted_(options.window),
       completed_(options.window, kPending),
+      posted_(options.window),
       credits_(options.window, std::min(options.credit_batch, options.window)) {
   loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
 }
@@ -89,6 +89,7 @@ void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
 }
 
 void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
+  if (state_ == LinkState::failed) return;
   assert(slot < completed_.size() && completed_[slot] == kPending);
   completed_[slot] = length;
   last_heard_ = hub_.now();
@@ -96,6 +97,12 @@ void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
   while (posted_head_ != posted_tail_) {
     const std::uint32_t next = posted_[posted_head_ % posted_.size()];
     if (completed_[next] == kPending) break;
+    if (arrived_tail_ + 1 > credit_sent_) {
+      fail_link(Error{ErrorCategory::protocol, 0,
+                      "sender exceeded its credit: message " + std::to_string(arrived_tail_ + 1) +
+                          " arrived, " + std::to_string(credit_sent_) + " frames granted"});
+      return;
+    }
     assert(arrived_tail_ - arrived_head_ < arrived_.size());
     arrived_[arrived_tail_++ % arrived_.size()] = {next, completed_[next]};
     completed_[next] = kPending;
@@ -105,27 +112,46 @@ void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
 
 void FabricRecvLink::on_written(const Imm& imm) {
   if (state_ == LinkState::failed) return;
-  const auto expected = static_cast<std::uint32_t>(writes_seen_ % pool_.capacity());
+  const std::uint32_t slots = pool_.capacity();
   std::string problem;
   if (!peer_) {
     problem = "remote write before the hello";
-  } else if (imm.slot != expected) {
-    problem = "remote write to slot " + std::to_string(imm.slot) + ", expected slot " +
-              std::to_string(expected);
+  } else if (imm.slot >= slots) {
+    problem = "remote write to slot " + std::to_string(imm.slot) + " of a ring of " +
+              std::to_string(slots) + " slots";
   } else if (imm.length > pool_.buffer_bytes()) {
     problem = "remote write of " + std::to_string(imm.length) + " bytes exceeds the slot's " +
               std::to_string(pool_.buffer_bytes());
-  } else if (arrived_tail_ - arrived_head_ >= arrived_.size()) {
-    // Every slot holds an undelivered frame: the sender wrote beyond its credit.
-    problem = "remote write to a slot that holds an undelivered frame (sender exceeded its credit)";
+  } else {
+    // The window: frames arrived_tail_ + 1 .. credit_sent_, in slots from arrived_tail_ % slots
+    // on. credit_sent_ <= frames delivered + slots, so each slot names at most one of them, and
+    // never one whose frame is released but not delivered yet (that would be overwritten).
+    const std::uint64_t head = arrived_tail_;
+    const std::uint64_t frame = head + 1 + (imm.slot + slots - head % slots) % slots;
+    if (frame > credit_sent_) {
+      problem = "remote write to slot " + std::to_string(imm.slot) + " is for frame " +
+                std::to_string(frame) + ", beyond the " + std::to_string(credit_sent_) +
+                " frames granted (the sender exceeded its credit or wrote the wrong slot)";
+    } else if (completed_[imm.slot] != kPending) {
+      problem = "second remote write to slot " + std::to_string(imm.slot) + " (frame " +
+                std::to_string(frame) + ") while frame " + std::to_string(head + 1) +
+                " has not arrived";
+    }
   }
   if (!problem.empty()) {
     fail_link(Error{ErrorCategory::protocol, 0, problem});
     return;
   }
-  ++writes_seen_;
   last_heard_ = hub_.now();
-  arrived_[arrived_tail_++ % arrived_.size()] = {imm.slot, imm.length};
+  completed_[imm.slot] = imm.length;
+  // Release the frames whose slots are written, in ring order from the head.
+  for (;;) {
+    const auto next = static_cast<std::uint32_t>(arrived_tail_ % slots);
+    if (completed_[next] == kPending) break;
+    assert(arrived_tail_ - arrived_head_ < arrived_.size());
+    arrived_[arrived_tail_++ % arrived_.size()] = {next, completed_[next]};
+    completed_[next] = kPending;
+  }
 }
 
 void FabricRecvLink::on_outbound_done(std::uint32_t slot) {
@@ -196,16 +222,19 @@ int FabricRecvLink::poll(FrameSink& sink) {
 
 bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
   const std::byte* data = pool_.at(arrived.slot).data;
+  const std::string what =
+      transfer_ == FabricTransfer::rma_writes ? "remote write" : "message";
   if (arrived.length < kFrameHeaderBytes) {
     fail_link(Error{ErrorCategory::protocol, 0,
-                    "message of " + std::to_string(arrived.length) + " bytes is shorter than a frame header"});
+                    what + " of " + std::to_string(arrived.length) +
+                        " bytes is shorter than a frame header"});
     return false;
   }
   const auto raw = std::span<const std::byte, kFrameHeaderBytes>(data, kFrameHeaderBytes);
   auto header = decode_header(raw, limits_);
   if (header && header.value().payload_bytes + kFrameHeaderBytes != arrived.length) {
     header = fail(ErrorCategory::protocol, 0,
-                  "message of " + std::to_string(arrived.length) + " bytes carries a frame of " +
+                  what + " of " + std::to_string(arrived.length) + " bytes carries a frame of " +
                       std::to_string(header.value().payload_bytes + kFrameHeaderBytes));
   }
   const std::span<const std::byte> payload(data + kFrameHeaderBytes,
@@ -229,11 +258,8 @@ bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
                         std::to_string(h.sequence)});
     return false;
   }
-  if (++frames_received_ > credits_.granted()) {
-    fail_link(Error{ErrorCategory::protocol, 0,
-                    "sender exceeded its credit (frame " + std::to_string(h.sequence) + ")"});
-    return false;
-  }
+  // (Credit was checked when the frame arrived.)
+  ++frames_received_;
   ++next_sequence_;
   credits_.on_frame();
   ++stats_.frames;
@@ -262,6 +288,7 @@ int FabricRecvLink::flush_control() {
     }
     if (credit_to_send_ != 0) {
       if (!write_word(kCreditWordAt, kImmCredit, credit_to_send_)) return work;
+      credit_sent_ = credit_to_send_;
       credit_to_send_ = 0;
       ++stats_.credit_frames;
       ++work;
@@ -295,6 +322,7 @@ int FabricRecvLink::flush_control() {
   };
   if (credit_to_send_ != 0 &&
       inject({.flags = kFlagCredit, .stream_id = options_.stream_id, .sequence = credit_to_send_})) {
+    credit_sent_ = credit_to_send_;
     credit_to_send_ = 0;
     ++stats_.credit_frames;
   }
@@ -408,6 +436,7 @@ bool FabricRecvLink::send_setup() {
     fail_link(context.error("fi_tsend", static_cast<int>(rc)));
     return false;
   }
+  credit_sent_ = setup_credit_;
   setup_credit_ = 0;
   ++stats_.credit_frames;
   last_sent_ = hub_.now();

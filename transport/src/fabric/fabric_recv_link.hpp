@@ -42,9 +42,17 @@ class Hub {
 // reposted as soon as the sink returned, and freed slots are granted back `credit_batch` at
 // a time with fi_tinject.
 // fabric-rma: the buffers are the ring, registered for FI_REMOTE_WRITE. The hub hands over
-// each remote write's immediate (on_written); the slot must be the next one in ring order. A
-// slot is free again once the sink returned, and freed slots are granted back with
-// fi_writedata from kSources small registered buffers, each reused after its completion.
+// each remote write's immediate (on_written). Writes may complete out of posting order (EFA
+// promises no order), so a write may land in any slot of the credit window: the slots of the
+// frames after the last one released, up to the credit total sent. It is recorded there and
+// frames are released in slot order (= sequence order) as the head slot fills. A slot is free
+// again once the sink returned, and freed slots are granted back with fi_writedata from
+// kSources small registered buffers, each reused after its completion.
+//
+// Credit is checked as frames arrive, against the total actually sent to the peer: a frame
+// that arrives beyond it (fabric-msg: the n-th message with less than n granted; fabric-rma:
+// a write to a slot outside the window) fails the link, as does a second write to a slot
+// whose frame is not released yet or a slot beyond the ring.
 //
 // The end-of-stream ack (both transfers) is sent from one of those buffers as an operation
 // with a completion, asking for FI_DELIVERY_COMPLETE (else FI_TRANSMIT_COMPLETE, else the
@@ -145,25 +153,29 @@ class FabricRecvLink final : public RecvLink {
   std::uint64_t peer_credit_address_ = 0;
   std::uint64_t peer_credit_key_ = 0;
   std::uint64_t setup_credit_ = 0;  // initial credit to send in the setup (0: sent)
-  std::uint64_t writes_seen_ = 0;   // remote writes so far; the next hits slot writes_seen_ % window
   std::vector<OpContext> ops_;
-  std::vector<Arrived> arrived_;  // ring of window entries: at most window receives are posted
+  // Frames released for delivery, in sequence order: a ring of window entries (at most window
+  // receives are posted / window frames credited). arrived_tail_ counts every frame released.
+  std::vector<Arrived> arrived_;
   std::uint64_t arrived_head_ = 0;
   std::uint64_t arrived_tail_ = 0;
-  // fabric-msg only. The provider matches messages to receives in the order they were posted
+  // Completions that wait for an earlier one, per slot: the length, or kPending.
+  // fabric-msg: the provider matches messages to receives in the order they were posted
   // (send-after-send order), but completes them in any order: rxm completes a large
-  // (rendezvous) message after a small (eager) one sent later. So completions wait in
-  // `completed_` (per slot; kPending while the receive is posted) and move to `arrived_` in
-  // posting order, which is the sender's frame order.
+  // (rendezvous) message after a small (eager) one sent later. So completions wait here and
+  // move to `arrived_` in posting order (`posted_`), which is the sender's frame order.
+  // fabric-rma: a write to a slot of the window waits here until the slots before it in ring
+  // order (frames arrived_tail_ + 1, ...) were written.
   static constexpr std::size_t kPending = ~std::size_t{0};
-  std::vector<std::uint32_t> posted_;  // ring of window entries: slots in posting order
+  std::vector<std::size_t> completed_;
+  std::vector<std::uint32_t> posted_;  // fabric-msg: ring of window entries, slots in posting order
   std::uint64_t posted_head_ = 0;
   std::uint64_t posted_tail_ = 0;
-  std::vector<std::size_t> completed_;  // per slot: the message length, or kPending
   std::optional<fi_addr_t> peer_;
   std::string peer_text_;
   ReceiverCredits credits_;
   std::uint64_t credit_to_send_ = 0;  // cumulative total not yet injected (0: none)
+  std::uint64_t credit_sent_ = 0;     // the highest total handed to the provider for the peer
   std::optional<std::uint64_t> ack_to_send_;
   std::array<std::byte, kFrameHeaderBytes> heartbeat_{};
   std::chrono::steady_clock::time_point last_sent_{};
