@@ -43,6 +43,7 @@
 #include <vector>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <boreal/transport/error.hpp>
@@ -74,6 +75,36 @@ class Registration {
 
  private:
   fid_mr* mr_ = nullptr;
+};
+
+// Wakes the thread that runs `loop` at a deadline, through the EventLoop, so a blocked wait
+// mode returns in time for a heartbeat, a retry or a timeout. An earlier pending wake-up is
+// kept; a later one is not needed then.
+class WakeTimer {
+ public:
+  explicit WakeTimer(EventLoop& loop) : loop_(loop), timer_(loop.context()) {}
+  WakeTimer(const WakeTimer&) = delete;
+  WakeTimer& operator=(const WakeTimer&) = delete;
+  ~WakeTimer() { *alive_ = false; }
+
+  void wake_at(std::chrono::steady_clock::time_point deadline) {
+    if (pending_ && at_ <= deadline) return;
+    pending_ = true;
+    at_ = deadline;
+    timer_.expires_at(deadline);
+    timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+      if (!*alive || ec == boost::asio::error::operation_aborted) return;
+      pending_ = false;
+      loop_.notify();
+    });
+  }
+
+ private:
+  EventLoop& loop_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  boost::asio::steady_timer timer_;
+  std::chrono::steady_clock::time_point at_{};
+  bool pending_ = false;
 };
 
 class FabricContext {

@@ -46,7 +46,7 @@ class FabricListenerImpl final : public FabricListener, public Hub {
         hello_buffers_(kHelloSlots * kHelloFrameBytes),
         context_(std::move(context)),
         hello_ops_(kHelloSlots),
-        timer_(loop.context()) {
+        wake_(loop) {
     loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
   }
   ~FabricListenerImpl() override {
@@ -115,7 +115,7 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     if (error_) return true;
     if (next_tick_ != Clock::time_point::max()) {
       if (Clock::now() >= next_tick_) return false;
-      arm_timer(next_tick_);
+      wake_.wake_at(next_tick_);
     }
     return context_->arm();
   }
@@ -248,19 +248,6 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     }
   }
 
-  // Wakes a blocked thread at `deadline`; an earlier pending wake-up is kept.
-  void arm_timer(Clock::time_point deadline) {
-    if (timer_pending_ && timer_at_ <= deadline) return;
-    timer_pending_ = true;
-    timer_at_ = deadline;
-    timer_.expires_at(deadline);
-    timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
-      if (!*alive || ec == boost::asio::error::operation_aborted) return;
-      timer_pending_ = false;
-      loop_.notify();
-    });
-  }
-
   void handle_hello(std::span<const std::byte> message) {
     constexpr std::size_t kFrame = kFrameHeaderBytes + kHelloPayloadBytes;
     constexpr std::size_t kFixed = kFrame + kHelloExtensionBytes;
@@ -339,9 +326,7 @@ class FabricListenerImpl final : public FabricListener, public Hub {
   std::optional<Error> error_;
   Clock::time_point now_{};
   Clock::time_point next_tick_ = Clock::time_point::max();
-  boost::asio::steady_timer timer_;
-  Clock::time_point timer_at_{};
-  bool timer_pending_ = false;
+  WakeTimer wake_;
 };
 
 }  // namespace

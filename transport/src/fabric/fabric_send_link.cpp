@@ -75,7 +75,7 @@ class FabricSendLink final : public SendLink {
         queue_(pool_.capacity()),
         connect_timeout_(connect_timeout),
         connect_deadline_(Clock::now() + connect_timeout),
-        timer_(loop.context()) {
+        wake_(loop) {
     loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
   }
   FabricSendLink(const FabricSendLink&) = delete;
@@ -192,7 +192,7 @@ class FabricSendLink final : public SendLink {
     if (queue_head_ != queue_tail_ && now >= retry_at_) return false;
     const auto deadline = next_deadline();
     if (now >= deadline) return false;
-    arm_timer(deadline);
+    wake_.wake_at(deadline);
     return context_->arm();
   }
 
@@ -453,20 +453,6 @@ class FabricSendLink final : public SendLink {
     return std::min(last_sent_ + options_.heartbeat, last_heard_ + options_.peer_timeout);
   }
 
-  // Wakes a blocked thread at `deadline` (through the EventLoop); an earlier pending wake-up
-  // is kept.
-  void arm_timer(Clock::time_point deadline) {
-    if (timer_pending_ && timer_at_ <= deadline) return;
-    timer_pending_ = true;
-    timer_at_ = deadline;
-    timer_.expires_at(deadline);
-    timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
-      if (!*alive || ec == boost::asio::error::operation_aborted) return;
-      timer_pending_ = false;
-      loop_.notify();
-    });
-  }
-
   void set_failed(Error error) {
     if (state_ == LinkState::failed) return;
     state_ = LinkState::failed;
@@ -516,9 +502,7 @@ class FabricSendLink final : public SendLink {
   Clock::time_point retry_at_{};  // the queued hello waits until then
   std::chrono::milliseconds retry_backoff_ = kRetryFirst;
   std::string last_hello_failure_;
-  boost::asio::steady_timer timer_;
-  Clock::time_point timer_at_{};
-  bool timer_pending_ = false;
+  WakeTimer wake_;
   LinkState state_ = LinkState::connecting;
   std::optional<Error> error_;
   LinkStats stats_;
