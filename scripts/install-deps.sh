@@ -14,6 +14,9 @@ packages=(
   libcli11-dev            # the boreal CLI
   nlohmann-json3-dev      # JSON lines output
   iproute2                # network namespaces for multi-host tests
+  python3-matplotlib      # boreal bench: the PNG plots
+  iperf3                  # boreal bench: the loopback reference it compares TCP against
+  liburing-dev            # io_uring: batched event-loop updates (bench's event-loop study)
 )
 
 missing=()
