@@ -424,14 +424,14 @@ TEST(NetworkSpecErrors, BadMedium) {
 
 TEST(NetworkSpecErrors, BadRate) {
   EXPECT_EQ(errors_of(base_with({{14, "    schema: tick\n    params: {rate: fast}"}})),
-            Errors{"t.yaml:15:20: boxes[0].params.rate: expected a positive number of tuples/s or "
-                   "'max', got 'fast'"});
+            Errors{"t.yaml:15:20: boxes[0].params.rate: expected a positive number of tuples/s, "
+                   "'max' or 'idle', got 'fast'"});
   EXPECT_EQ(errors_of(base_with({{14, "    schema: tick\n    params: {rate: 0}"}})),
-            Errors{"t.yaml:15:20: boxes[0].params.rate: expected a positive number of tuples/s or "
-                   "'max', got '0'"});
+            Errors{"t.yaml:15:20: boxes[0].params.rate: expected a positive number of tuples/s, "
+                   "'max' or 'idle', got '0'"});
   EXPECT_EQ(errors_of(base_with({{14, "    schema: tick\n    params: {rate: [1]}"}})),
-            Errors{"t.yaml:15:20: boxes[0].params.rate: expected a positive number of tuples/s or "
-                   "'max', got a list"});
+            Errors{"t.yaml:15:20: boxes[0].params.rate: expected a positive number of tuples/s, "
+                   "'max' or 'idle', got a list"});
 }
 
 TEST(NetworkSpecErrors, BadSinkKind) {
@@ -488,8 +488,8 @@ TEST(NetworkSpecErrors, EveryProblemIsReportedInFileOrder) {
                     "(expected tcp://host:port, fabric://provider/host:port or inproc://name)",
                     "t.yaml:10:21: transport.window: must be positive, got 0",
                     "t.yaml:14:11: boxes[0].node: unknown node 'z' (nodes: a, b)",
-                    "t.yaml:17:20: boxes[0].params.rate: expected a positive number of tuples/s or "
-                    "'max', got 'fast'",
+                    "t.yaml:17:20: boxes[0].params.rate: expected a positive number of tuples/s, "
+                    "'max' or 'idle', got 'fast'",
                     "t.yaml:21:9: boxes[1].in: stream 'x' has no producer (no box lists it in "
                     "'out')"}));
   SpecResult<NetworkSpec> spec = parse_network("- a\n", "t.yaml");
@@ -519,6 +519,22 @@ TEST(NetworkSpec, ValidateRunnableNamesEveryBoxThatCannotRunYet) {
                     "operator library)"}));
   EXPECT_EQ(spec.find_stream("t")->schema, "tick");  // filter passes its input's schema on
   EXPECT_TRUE(validate_runnable(parse_ok(base_with())));
+}
+
+TEST(NetworkSpec, IdleSourceNeedsADuration) {
+  NetworkSpec spec = parse_ok(base_with({{14, "    schema: tick\n    params: {rate: idle}"}}));
+  ASSERT_TRUE(spec.boxes[0].source->rate.has_value());
+  EXPECT_EQ(*spec.boxes[0].source->rate, 0.0);
+  SpecResult<void> runnable = validate_runnable(spec);
+  ASSERT_FALSE(runnable);
+  EXPECT_EQ(runnable.error().messages,
+            Errors{"t.yaml:11:11: boxes[0].params.rate: an idle source needs a duration "
+                   "(duration_s or --duration), or it never ends"});
+  spec.boxes[0].source->duration = std::chrono::duration<double>(0.5);
+  EXPECT_TRUE(validate_runnable(spec));
+  const NetworkSpec timed =
+      parse_ok(base_with({{14, "    schema: tick\n    params: {rate: idle, duration_s: 2}"}}));
+  EXPECT_TRUE(validate_runnable(timed));
 }
 
 // ---- apply_overrides -------------------------------------------------------------------------
@@ -633,13 +649,13 @@ TEST(ApplyOverrides, EachBadFlagIsNamedInItsError) {
             Errors{"--flush-us: must not be negative, got -5"});
   EXPECT_EQ(one([](Overrides& f) { f.window = 0; }), Errors{"--window: must be positive, got 0"});
   EXPECT_EQ(one([](Overrides& f) { f.rate = "fast"; }),
-            Errors{"--rate: expected a positive number of tuples/s or 'max', got 'fast'"});
+            Errors{"--rate: expected a positive number of tuples/s, 'max' or 'idle', got 'fast'"});
   EXPECT_EQ(one([](Overrides& f) { f.rate = "0"; }),
-            Errors{"--rate: expected a positive number of tuples/s or 'max', got '0'"});
+            Errors{"--rate: expected a positive number of tuples/s, 'max' or 'idle', got '0'"});
   EXPECT_EQ(one([](Overrides& f) { f.rate = "-3"; }),
-            Errors{"--rate: expected a positive number of tuples/s or 'max', got '-3'"});
+            Errors{"--rate: expected a positive number of tuples/s, 'max' or 'idle', got '-3'"});
   EXPECT_EQ(one([](Overrides& f) { f.rate = "inf"; }),
-            Errors{"--rate: expected a positive number of tuples/s or 'max', got 'inf'"});
+            Errors{"--rate: expected a positive number of tuples/s, 'max' or 'idle', got 'inf'"});
   EXPECT_EQ(one([](Overrides& f) { f.tuples = -1; }),
             Errors{"--tuples: must not be negative, got -1"});
   EXPECT_EQ(one([](Overrides& f) { f.duration_s = -1; }),

@@ -387,7 +387,7 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
   if (!mapping) return;
   if (const YamlValue* v = mapping->find("rate")) {
     if (!v->node.IsScalar()) {
-      problems_.add(*v, "expected a positive number of tuples/s or 'max', got " +
+      problems_.add(*v, "expected a positive number of tuples/s, 'max' or 'idle', got " +
                             describe_node(v->node));
     } else if (auto rate = parse_rate(v->node.Scalar())) {
       source.rate = rate.value();
@@ -729,14 +729,20 @@ SpecResult<void> validate_runnable(const NetworkSpec& spec) {
   SpecErrors errors;
   for (std::size_t i = 0; i < spec.boxes.size(); ++i) {
     const BoxSpec& box = spec.boxes[i];
-    if (contains(kRunnableBoxTypes, box.type)) continue;
     std::string where = spec.file_name;
     if (box.pos.line > 0) {
       where += ":" + std::to_string(box.pos.line) + ":" + std::to_string(box.pos.column);
     }
-    errors.messages.push_back(where + ": boxes[" + std::to_string(i) + "].type: box type " +
-                              in_quotes(box.type) +
-                              " is not runnable yet (issue: operator library)");
+    where += ": boxes[" + std::to_string(i) + "]";
+    if (!contains(kRunnableBoxTypes, box.type)) {
+      errors.messages.push_back(where + ".type: box type " + in_quotes(box.type) +
+                                " is not runnable yet (issue: operator library)");
+    }
+    const bool idle = box.source && box.source->rate && *box.source->rate == 0.0;
+    if (idle && box.source->duration.count() <= 0) {
+      errors.messages.push_back(where + ".params.rate: an idle source needs a duration "
+                                        "(duration_s or --duration), or it never ends");
+    }
   }
   if (!errors.messages.empty()) return boost::outcome_v2::failure(std::move(errors));
   return boost::outcome_v2::success();

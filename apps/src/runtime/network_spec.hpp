@@ -24,7 +24,7 @@
 // operators will derive theirs in the operator library, so their streams may have no schema
 // here. Only source and sink boxes run today: see validate_runnable().
 //
-// Source params: rate (tuples/s, a positive number, or "max"; default "max"), tuples and
+// Source params: rate (tuples/s, a positive number, "max" or "idle"; default "max"), tuples and
 // duration_s (stop at whichever comes first; 0 = no limit; default 0), seed (default 1), keys
 // (distinct key values, uniform; default 1000). Sink params: kind (check | count | discard;
 // default check), output (a CSV file, with a header line, of every tuple received, in order;
@@ -113,7 +113,9 @@ struct NodeSpec {
 };
 
 struct SourceParams {
-  std::optional<double> rate;                 // tuples/s; nullopt = "max" (as fast as credit allows)
+  // tuples/s; nullopt = "max" (as fast as credit allows); 0 = "idle": the link is open and
+  // the source sends nothing until its duration ends (what waiting costs with no traffic)
+  std::optional<double> rate;
   std::uint64_t tuples = 0;                   // stop after this many; 0 = no count limit
   std::chrono::duration<double> duration{0};  // stop after this long; 0 = no time limit
   std::uint64_t seed = 1;
@@ -206,7 +208,7 @@ struct Overrides {
   std::optional<std::int64_t> spin_us;           // --spin-us
   std::optional<std::int64_t> batch_bytes;       // --batch-bytes
   std::optional<std::int64_t> flush_us;          // --flush-us
-  std::optional<std::string> rate;               // --rate: tuples/s or "max"
+  std::optional<std::string> rate;               // --rate: tuples/s, "max" or "idle"
   std::optional<std::int64_t> tuples;            // --tuples (0 = no count limit)
   std::optional<double> duration_s;              // --duration (0 = no time limit)
   std::optional<std::int64_t> tuple_bytes;       // --tuple-bytes

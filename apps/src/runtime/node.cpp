@@ -126,7 +126,8 @@ class SourceTask {
             field.type == ops::FieldType::str ? 'a' + static_cast<int>(r % 26) : r & 0xFF);
       }
     }
-    if (params.rate) period_ns_ = 1e9 / *params.rate;
+    if (params.rate && *params.rate > 0) period_ns_ = 1e9 / *params.rate;
+    idle_ = params.rate && *params.rate == 0;
   }
 
   [[nodiscard]] bool active() const noexcept { return started_; }
@@ -152,6 +153,7 @@ class SourceTask {
       const double elapsed = static_cast<double>((now - t0_).count());
       due = std::min<std::uint64_t>(due, static_cast<std::uint64_t>(elapsed / period_ns_) + 1);
     }
+    if (idle_) due = 0;
     if (time_up) due = std::min(due, generated_);
     const bool last = (params_.tuples > 0 && generated_ >= params_.tuples) || time_up;
 
@@ -271,7 +273,8 @@ class SourceTask {
   std::chrono::nanoseconds flush_;
   std::uint64_t random_;
   std::vector<std::byte> template_;
-  double period_ns_ = 0;  // 0 = as fast as possible
+  double period_ns_ = 0;  // 0 = as fast as possible (unless idle)
+  bool idle_ = false;     // rate "idle": nothing until the duration ends
   bool started_ = false;
   bool eos_committed_ = false;
   bool open_ = false;
@@ -299,6 +302,9 @@ class SinkTask final : public transport::FrameSink {
         output_(std::move(output)) {}
 
   int poll(SteadyTime now) {
+    // The receiver's window opens with the link, as the sender's opens with its first credit,
+    // so an idle link (rate "idle") is measured too.
+    if (!started_ && link_.state() == transport::LinkState::established) started_ = true;
     const auto before = frames_;
     const int work = link_.poll(*this);
     if (frames_ != before) rate_.add(frames_ - before, now);

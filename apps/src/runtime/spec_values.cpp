@@ -84,13 +84,14 @@ transport::Result<std::string> parse_provider(std::string_view name) {
 
 transport::Result<std::optional<double>> parse_rate(std::string_view text) {
   if (text == "max") return std::optional<double>();
+  if (text == "idle") return std::optional<double>(0.0);
   double rate = 0;
   const char* end = text.data() + text.size();
   const auto [stop, ec] = std::from_chars(text.data(), end, rate);
   // from_chars also reads "inf" and "nan"; neither is a rate.
   if (text.empty() || stop != end || ec != std::errc{} || !std::isfinite(rate) || rate <= 0) {
     return fail(ErrorCategory::config, 0,
-                "expected a positive number of tuples/s or 'max', got " + in_quotes(text));
+                "expected a positive number of tuples/s, 'max' or 'idle', got " + in_quotes(text));
   }
   return std::optional<double>(rate);
 }
