@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "runtime/bench_sweep.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/network_spec.hpp"
 #include "runtime/node.hpp"
@@ -68,6 +69,9 @@ struct OverrideFlags {
     app.add_option("--tuples", values.tuples, "Stop every source after this many tuples (0 = no limit)")
         ->group("Sources (override the file)");
     app.add_option("--duration", values.duration_s, "Stop every source after this many seconds (0 = no limit)")
+        ->group("Sources (override the file)");
+    app.add_option("--warmup", values.warmup_s,
+                   "Seconds after the links start that are not measured (CPU, rates, latency)")
         ->group("Sources (override the file)");
     app.add_option("--tuple-bytes", values.tuple_bytes,
                    "Tuple size: resizes the last string field of each source's schema")
@@ -241,6 +245,110 @@ int demo_command(const std::string& file, const std::vector<std::string>& modes,
   return ok ? 0 : 1;
 }
 
+// The command line as typed, each word quoted where the shell would need it.
+std::string command_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    std::string word = i == 0 ? "boreal" : argv[i];
+    if (word.find_first_of(" \t'\";&|$*?()<>") != std::string::npos || word.empty()) {
+      std::string quoted = "'";
+      for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      word = quoted + "'";
+    }
+    line += (i == 0 ? "" : " ") + word;
+  }
+  return line;
+}
+
+// `boreal bench` flags: each list replaces the grid's (quick or full) when given.
+struct BenchFlags {
+  bool quick = false;
+  std::vector<std::string> media, waits, rates;
+  std::vector<std::uint32_t> tuple_bytes, batch_bytes;
+  std::string provider;
+  int repeats = 0;
+  double duration_s = 0, warmup_s = -1;
+  std::int64_t latency_budget_us = 0;
+  std::string file = default_demo_file();
+  std::string out = "bench-out";
+  int time_limit_min = 60;
+  bool no_iperf = false, no_plots = false;
+  std::string plot_script =
+      (std::filesystem::path(BOREAL_EXAMPLES_DIR).parent_path().parent_path() / "scripts" / "bench_plot.py")
+          .string();
+
+  void add_to(CLI::App& app) {
+    app.add_flag("--quick", quick, "The one-minute sweep: tcp; busy, block, sleep, adaptive; idle, 1%, 10%, max; 1 repeat of 1 s");
+    app.add_option("--media", media, "Media (default tcp,fabric-msg,fabric-rma)")->delimiter(',')->group("Grid");
+    app.add_option("--provider", provider, "libfabric provider of the fabric media (default tcp;ofi_rxm)")->group("Grid");
+    app.add_option("--waits", waits, "Wait modes (default busy,block,sleep,backoff,adaptive)")->delimiter(',')->group("Grid");
+    app.add_option("--rates", rates,
+                   "Offered rates: idle, max, N% of the measured maximum, or tuples/s such as 100k "
+                   "(default idle,1%,10%,50%,90%,max)")
+        ->delimiter(',')->group("Grid");
+    app.add_option("--tuple-bytes", tuple_bytes, "Tuple sizes (default 64)")->delimiter(',')->group("Grid");
+    app.add_option("--batch-bytes", batch_bytes, "Largest frame payloads (default 32768)")->delimiter(',')->group("Grid");
+    app.add_option("--repeats", repeats, "Runs per point; the table shows medians (default 3)")->group("Grid");
+    app.add_option("--duration", duration_s, "Measured seconds per run (default 3)")->group("Grid");
+    app.add_option("--warmup", warmup_s, "Unmeasured seconds before each run's measurement (default 1)")->group("Grid");
+    app.add_option("--latency-budget", latency_budget_us, "Latency budget of the wait modes, in microseconds (default 200)")->group("Grid");
+    app.add_option("--file", file, "Two-node network file each run launches")->capture_default_str();
+    app.add_option("--out", out, "Directory for bench.jsonl, bench.csv, summary.txt and the PNG plots")->capture_default_str();
+    app.add_option("--time-limit", time_limit_min, "Refuse a grid estimated longer than this many minutes")->capture_default_str();
+    app.add_flag("--no-iperf", no_iperf, "Skip the iperf3 loopback reference");
+    app.add_flag("--no-plots", no_plots, "Skip the PNG plots");
+    app.add_option("--plot-script", plot_script, "The plotting script")->capture_default_str();
+  }
+
+  [[nodiscard]] BenchGrid grid(std::vector<std::string>& problems) const {
+    BenchGrid grid = quick ? quick_grid() : full_grid();
+    grid.file = file;
+    grid.provider = provider;
+    if (!media.empty()) grid.media = media;
+    if (!waits.empty()) grid.waits = waits;
+    if (!rates.empty()) {
+      grid.rates.clear();
+      for (const auto& text : rates) {
+        if (auto point = parse_rate_point(text)) {
+          grid.rates.push_back(point.value());
+        } else {
+          problems.push_back(point.error().message);
+        }
+      }
+    }
+    if (!tuple_bytes.empty()) grid.tuple_bytes = tuple_bytes;
+    if (!batch_bytes.empty()) grid.batch_bytes = batch_bytes;
+    if (repeats != 0) grid.repeats = repeats;
+    if (duration_s != 0) grid.duration = std::chrono::duration<double>(duration_s);
+    if (warmup_s >= 0) grid.warmup = std::chrono::duration<double>(warmup_s);
+    if (latency_budget_us != 0) grid.latency_budget_us = latency_budget_us;
+    return grid;
+  }
+};
+
+int bench_command(const BenchFlags& flags, const std::string& command) {
+  std::vector<std::string> problems;
+  BenchOptions options;
+  options.grid = flags.grid(problems);
+  for (auto& p : check(options.grid)) problems.push_back(std::move(p));
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::cerr << "bench: " << p << '\n';
+    return 2;
+  }
+  if (flags.time_limit_min <= 0) {
+    std::cerr << "bench: --time-limit: must be positive, got " << flags.time_limit_min << '\n';
+    return 2;
+  }
+  options.out_dir = flags.out;
+  options.time_limit = std::chrono::minutes(flags.time_limit_min);
+  options.iperf = !flags.no_iperf;
+  options.plots = !flags.no_plots;
+  options.plot_script = flags.plot_script;
+  options.command = command;
+  options.progress = &std::cerr;
+  return run_bench(options, std::cout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -298,6 +406,18 @@ int main(int argc, char** argv) {
                "receiving process and of the whole machine (wall x CPUs - idle, softirq included);\n"
                "cores the machine used; end-to-end latency percentiles in microseconds.");
 
+  // bench
+  auto* bench = app.add_subcommand("bench", "Sweep media x wait modes x offered rates: CPU per tuple, latency, plots");
+  BenchFlags bench_flags;
+  bench_flags.add_to(*bench);
+  bench->footer(
+      "Every point runs the two-node network (warm-up, then measured), repeated; rates given as\n"
+      "N% are fractions of the maximum measured first in the same sweep. Progress on stderr; the\n"
+      "summary table on stdout; OUT/bench.csv (medians, spread), OUT/bench.jsonl (every run),\n"
+      "OUT/*.png. Each file records the machine, the commit and this command.\n"
+      "Examples: boreal bench --quick\n"
+      "          boreal bench --media tcp --waits sleep,adaptive --rates 10k,100k,max --repeats 5");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -311,5 +431,6 @@ int main(int argc, char** argv) {
     return launch_command(launch_file, launch_flags, launch_free_ports, launch_timeout, launch_json,
                           launch_quiet);
   }
+  if (bench->parsed()) return bench_command(bench_flags, command_line(argc, argv));
   return demo_command(demo_file, demo_modes, demo_flags, demo_json);
 }

@@ -145,6 +145,7 @@ std::vector<std::string> to_args(const Overrides& o) {
   if (o.rate) add("--rate", *o.rate);
   if (o.tuples) add("--tuples", std::to_string(*o.tuples));
   if (o.duration_s) add("--duration", format_number(*o.duration_s));
+  if (o.warmup_s) add("--warmup", format_number(*o.warmup_s));
   if (o.tuple_bytes) add("--tuple-bytes", std::to_string(*o.tuple_bytes));
   if (o.window) add("--window", std::to_string(*o.window));
   return args;
@@ -234,6 +235,7 @@ RunConfig run_config_of(const NetworkSpec& spec) {
       config.offered_rate = box->source->rate;
     }
   }
+  config.warmup_s = spec.warmup.count();
   return config;
 }
 

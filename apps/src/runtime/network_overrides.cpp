@@ -79,7 +79,7 @@ TransportPatch transport_patch(const Overrides& overrides, FlagErrors& errors) {
   return patch;
 }
 
-// Applies --rate, --tuples and --duration to every source.
+// Applies --rate, --tuples and --duration to every source, and --warmup to the spec.
 void apply_source_flags(NetworkSpec& spec, const Overrides& overrides, FlagErrors& errors) {
   std::optional<std::optional<double>> rate;
   if (overrides.rate) {
@@ -91,16 +91,21 @@ void apply_source_flags(NetworkSpec& spec, const Overrides& overrides, FlagError
   }
   const auto tuples = errors.in_range<std::uint64_t>("--tuples", overrides.tuples, 0,
                                                      std::numeric_limits<std::int64_t>::max());
-  std::optional<double> duration;
-  if (overrides.duration_s) {
-    const double seconds = *overrides.duration_s;
-    if (!std::isfinite(seconds)) {
-      errors.add("--duration", "expected a number of seconds, got " + number_text(seconds));
-    } else if (seconds < 0) {
-      errors.add("--duration", "must not be negative, got " + number_text(seconds));
+  auto seconds_flag = [&](const char* flag, const std::optional<double>& value) {
+    std::optional<double> seconds;
+    if (!value) return seconds;
+    if (!std::isfinite(*value)) {
+      errors.add(flag, "expected a number of seconds, got " + number_text(*value));
+    } else if (*value < 0) {
+      errors.add(flag, "must not be negative, got " + number_text(*value));
     } else {
-      duration = seconds;
+      seconds = *value;
     }
+    return seconds;
+  };
+  const std::optional<double> duration = seconds_flag("--duration", overrides.duration_s);
+  if (const auto warmup = seconds_flag("--warmup", overrides.warmup_s)) {
+    spec.warmup = std::chrono::duration<double>(*warmup);
   }
   for (BoxSpec& box : spec.boxes) {
     if (!box.source) continue;

@@ -172,6 +172,9 @@ struct NetworkSpec {
   std::vector<BoxSpec> boxes;      // in file order
   TransportSpec transport;         // the defaults (the `transport` block)
   std::vector<StreamSpec> streams;  // ordered by id: streams[i].id == i + 1
+  // Measurement: the first `warmup` after a node's links start is not measured (CPU, rates,
+  // latency); tuples sent in it are still delivered and checked. Set by --warmup.
+  std::chrono::duration<double> warmup{0};
 
   // nullptr when absent.
   [[nodiscard]] const NodeSpec* find_node(std::string_view name) const;
@@ -211,6 +214,7 @@ struct Overrides {
   std::optional<std::string> rate;               // --rate: tuples/s, "max" or "idle"
   std::optional<std::int64_t> tuples;            // --tuples (0 = no count limit)
   std::optional<double> duration_s;              // --duration (0 = no time limit)
+  std::optional<double> warmup_s;                // --warmup (seconds not measured)
   std::optional<std::int64_t> tuple_bytes;       // --tuple-bytes
   std::optional<std::int64_t> window;            // --window
 };

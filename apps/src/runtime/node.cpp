@@ -428,9 +428,11 @@ transport::FabricTransfer transfer_of(const std::string& medium) {
 // Everything the node runs, as one agent on one thread.
 class NodeAgent {
  public:
-  NodeAgent(transport::EventLoop& loop, std::chrono::milliseconds timeout)
+  NodeAgent(transport::EventLoop& loop, std::chrono::milliseconds timeout,
+            std::chrono::nanoseconds warmup)
       : loop_(loop), started_at_(std::chrono::steady_clock::now()),
-        give_up_at_(timeout.count() > 0 ? started_at_ + timeout : SteadyTime::max()) {}
+        give_up_at_(timeout.count() > 0 ? started_at_ + timeout : SteadyTime::max()),
+        warmup_(warmup) {}
 
   std::vector<std::unique_ptr<transport::SendLink>> send_links;
   std::unique_ptr<transport::TcpListener> listener;
@@ -490,7 +492,9 @@ class NodeAgent {
       frames_seen_ = frames_sent;
       rate += sent_rate_.rate_hz();
     }
-    if (!window_start && any_active) {
+    if (!active_since_ && any_active) active_since_ = now;
+    // The window opens once the warm-up has passed, or at the end if the run was shorter.
+    if (!window_start && active_since_ && (now - *active_since_ >= warmup_ || all_done)) {
       window_start = now;
       if (on_window_start) on_window_start();
     }
@@ -512,6 +516,7 @@ class NodeAgent {
     hints_.arrival_rate_hz = rate;
     hints_.free_capacity = std::isfinite(capacity) ? std::max(capacity, 0.0) : 0.0;
     deadline = std::min(deadline, give_up_at_);
+    if (active_since_ && !window_start) deadline = std::min(deadline, *active_since_ + warmup_);
     deadline = std::min(deadline, last_tick_ + 10ms);
     hints_.deadline = deadline;
   }
@@ -519,6 +524,8 @@ class NodeAgent {
   transport::EventLoop& loop_;
   SteadyTime started_at_;
   SteadyTime give_up_at_;
+  std::chrono::nanoseconds warmup_;
+  std::optional<SteadyTime> active_since_;
   SteadyTime last_tick_{};
   transport::LoadHints hints_;
   transport::RateEstimator sent_rate_;
@@ -606,7 +613,8 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   if (timeout.count() == 0) timeout = time_limit(spec, std::chrono::seconds(30));
 
   transport::EventLoop loop;
-  NodeAgent agent(loop, timeout);
+  NodeAgent agent(loop, timeout,
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(spec.warmup));
   std::vector<std::string> errors;
 
   // Streams inside the node: one inproc link each, both ends on this thread's loop.
@@ -719,7 +727,35 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   std::chrono::nanoseconds thread_start{0};
   transport::ProcessUsage usage_start;
   std::optional<transport::MachineWindow> machine;
+  auto wait = transport::make_wait(wait_config);
+  // System calls the I/O thread has made so far, by kind.
+  auto syscalls_now = [&] {
+    NodeReport::Syscalls calls;
+    calls.epoll_wait = loop.stats().polls + loop.stats().runs;
+    const auto& waits = transport::stats_of(wait);
+    calls.nanosleep = waits.sleeps;
+    calls.sched_yield = waits.yields;
+    auto add = [&](const transport::LinkStats& stats) {
+      calls.read += stats.read_calls;
+      calls.write += stats.write_calls;
+      calls.would_block += stats.would_block;
+    };
+    for (auto& source : agent.sources) add(source->link().stats());
+    for (auto& sink : agent.sinks) add(sink->link().stats());
+    return calls;
+  };
+  NodeReport::Syscalls syscalls_start;
+  std::uint64_t sent_start = 0;
+  std::uint64_t received_start = 0;
+  std::uint64_t bytes_start = 0;
   agent.on_window_start = [&] {
+    syscalls_start = syscalls_now();
+    for (auto& source : agent.sources) sent_start += source->generated();
+    for (auto& sink : agent.sinks) {
+      received_start += sink->tuples_;
+      bytes_start += sink->bytes_;
+      sink->latency_.reset();  // the warm-up's latencies are not measured
+    }
     thread_start = transport::ThreadCpu::now();
     usage_start = transport::ProcessUsage::sample();
     report.max_rss_kb_start = max_rss_kb();
@@ -734,6 +770,21 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     report.voluntary_switches = usage.voluntary_switches;
     report.involuntary_switches = usage.involuntary_switches;
     report.max_rss_kb_end = max_rss_kb();
+    const auto calls = syscalls_now();
+    report.syscalls = {calls.read - syscalls_start.read,
+                       calls.write - syscalls_start.write,
+                       calls.would_block - syscalls_start.would_block,
+                       calls.epoll_wait - syscalls_start.epoll_wait,
+                       calls.nanosleep - syscalls_start.nanosleep,
+                       calls.sched_yield - syscalls_start.sched_yield};
+    for (auto& source : agent.sources) report.tuples_sent_measured += source->generated();
+    report.tuples_sent_measured -= sent_start;
+    for (auto& sink : agent.sinks) {
+      report.tuples_received_measured += sink->tuples_;
+      report.bytes_received_measured += sink->bytes_;
+    }
+    report.tuples_received_measured -= received_start;
+    report.bytes_received_measured -= bytes_start;
     if (machine) {
       if (auto m = machine->stop()) report.machine = m.value();
     }
@@ -768,7 +819,6 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     }
   };
 
-  auto wait = transport::make_wait(wait_config);
   transport::run_agent(agent, wait, stop);
   if (!agent.window_end) {  // stopped from outside
     agent.window_end = std::chrono::steady_clock::now();
@@ -781,20 +831,11 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     report.window_s = std::chrono::duration<double>(*agent.window_end - *agent.window_start).count();
   }
   report.wait_stats = transport::stats_of(wait);
-  report.syscalls.epoll_wait = loop.stats().polls + loop.stats().runs;
-  report.syscalls.nanosleep = report.wait_stats.sleeps;
-  report.syscalls.sched_yield = report.wait_stats.yields;
-  auto count_syscalls = [&](const transport::LinkStats& stats) {
-    report.syscalls.read += stats.read_calls;
-    report.syscalls.write += stats.write_calls;
-    report.syscalls.would_block += stats.would_block;
-  };
   for (auto& source : agent.sources) {
     auto& link = source->link();
     report.tuples_sent += source->generated();
     report.bytes_sent += link.stats().payload_bytes;
     report.checksum_sent ^= source->checksum();
-    count_syscalls(link.stats());
     LinkReport lr{source->stream(), "send", std::string(transport::to_string(link.state())), "", link.stats()};
     if (link.error() != nullptr) {
       lr.error = link.error()->message;
@@ -816,7 +857,6 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
                         to_us(h.percentile(99.9)), to_us(h.max()), h.count(),
                         h.negative_count()};
     }
-    count_syscalls(link.stats());
     if (auto bad = sink->output_error()) errors.push_back("stream '" + sink->stream() + "' output: " + *bad);
     LinkReport lr{sink->stream(), "recv", std::string(transport::to_string(link.state())), "", link.stats()};
     if (link.error() != nullptr) {

@@ -175,6 +175,9 @@ json to_json(const NodeReport& r) {
             {"lost", r.lost},
             {"duplicated", r.duplicated},
             {"out_of_order", r.out_of_order},
+            {"tuples_sent_measured", r.tuples_sent_measured},
+            {"tuples_received_measured", r.tuples_received_measured},
+            {"bytes_received_measured", r.bytes_received_measured},
             {"latency_us", to_json(r.latency)},
             {"wait_stats", to_json(r.wait_stats)},
             {"syscalls",
@@ -216,6 +219,9 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
     r.lost = j.value("lost", 0ULL);
     r.duplicated = j.value("duplicated", 0ULL);
     r.out_of_order = j.value("out_of_order", 0ULL);
+    r.tuples_sent_measured = j.value("tuples_sent_measured", r.tuples_sent);
+    r.tuples_received_measured = j.value("tuples_received_measured", r.tuples_received);
+    r.bytes_received_measured = j.value("bytes_received_measured", r.bytes_received);
     if (j.contains("latency_us")) r.latency = latency_from_json(j["latency_us"]);
     if (j.contains("machine")) r.machine = machine_from_json(j["machine"]);
     if (j.contains("wait_stats")) r.wait_stats = wait_stats_from_json(j["wait_stats"]);
@@ -238,6 +244,8 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
   }
 }
 
+std::string build_commit() { return BOREAL_COMMIT; }
+
 RunSummary summarize(const RunConfig& config, const NodeReport& sender,
                      const NodeReport& receiver) {
   RunSummary s;
@@ -250,17 +258,26 @@ RunSummary summarize(const RunConfig& config, const NodeReport& sender,
   s.out_of_order = receiver.out_of_order;
   s.checksum_ok = sender.tuples_sent == receiver.tuples_received &&
                   sender.checksum_sent == receiver.checksum_received;
+  // Rates and per-tuple figures count what arrived inside the receiver's measurement window.
+  s.tuples_measured = receiver.tuples_received_measured;
   if (s.duration_s > 0) {
-    s.tuples_per_s = static_cast<double>(s.tuples_received) / s.duration_s;
-    s.mb_per_s = static_cast<double>(receiver.bytes_received) / 1e6 / s.duration_s;
+    s.tuples_per_s = static_cast<double>(s.tuples_measured) / s.duration_s;
+    s.mb_per_s = static_cast<double>(receiver.bytes_received_measured) / 1e6 / s.duration_s;
   }
-  s.cpu_us_per_tuple_sender = per_tuple_us(sender.process_cpu_s, s.tuples_received);
-  s.cpu_us_per_tuple_receiver = per_tuple_us(receiver.process_cpu_s, s.tuples_received);
+  s.cpu_us_per_tuple_sender = per_tuple_us(sender.process_cpu_s, s.tuples_measured);
+  s.cpu_us_per_tuple_receiver = per_tuple_us(receiver.process_cpu_s, s.tuples_measured);
+  auto calls = [&](const NodeReport& r) {
+    const auto& c = r.syscalls;
+    const double total = static_cast<double>(c.read + c.write + c.epoll_wait + c.nanosleep + c.sched_yield);
+    return s.tuples_measured > 0 ? total / static_cast<double>(s.tuples_measured) : 0.0;
+  };
+  s.syscalls_per_tuple_sender = calls(sender);
+  s.syscalls_per_tuple_receiver = calls(receiver);
   s.cores_sender = sender.window_s > 0 ? sender.process_cpu_s / sender.window_s : 0.0;
   s.cores_receiver = receiver.window_s > 0 ? receiver.process_cpu_s / receiver.window_s : 0.0;
   if (receiver.machine) {
     const auto& m = *receiver.machine;
-    s.cpu_us_per_tuple_machine = per_tuple_us(m.busy_cpu_s, s.tuples_received);
+    s.cpu_us_per_tuple_machine = per_tuple_us(m.busy_cpu_s, s.tuples_measured);
     s.cores_machine = m.cores_used();
     s.softirq_cores = m.wall_s > 0 ? m.softirq_s / m.wall_s : 0.0;
     // Over the receiver's window the sender ran too; its share is its cores × the window.
@@ -296,6 +313,7 @@ json to_json(const RunSummary& s) {
           {"latency_budget_us", s.config.latency_budget_us},
           {"flush_us", s.config.flush_us},
           {"offered_rate", rate},
+          {"warmup_s", s.config.warmup_s},
           {"duration_s", s.duration_s},
           {"tuples_sent", s.tuples_sent},
           {"tuples_received", s.tuples_received},
@@ -303,6 +321,7 @@ json to_json(const RunSummary& s) {
           {"duplicated", s.duplicated},
           {"out_of_order", s.out_of_order},
           {"checksum_ok", s.checksum_ok},
+          {"tuples_measured", s.tuples_measured},
           {"tuples_per_s", s.tuples_per_s},
           {"mb_per_s", s.mb_per_s},
           {"cpu_us_per_tuple",
@@ -315,6 +334,8 @@ json to_json(const RunSummary& s) {
             {"machine", s.cores_machine},
             {"softirq", s.softirq_cores},
             {"other", s.other_cores}}},
+          {"syscalls_per_tuple",
+           {{"sender", s.syscalls_per_tuple_sender}, {"receiver", s.syscalls_per_tuple_receiver}}},
           {"latency_us",
            {{"p50", s.latency.p50_us}, {"p99", s.latency.p99_us}, {"p999", s.latency.p999_us},
             {"max", s.latency.max_us}}},

@@ -62,10 +62,14 @@ struct NodeReport {
   std::uint64_t lost = 0;          // sequence numbers skipped
   std::uint64_t duplicated = 0;    // a sequence number seen again
   std::uint64_t out_of_order = 0;  // a sequence number lower than one already seen
+  // Inside the measurement window (after the warm-up): what per-tuple figures divide by.
+  std::uint64_t tuples_sent_measured = 0;
+  std::uint64_t tuples_received_measured = 0;
+  std::uint64_t bytes_received_measured = 0;
   LatencySummary latency;
   std::optional<transport::MachineCpuReport> machine;  // receiver only
   transport::WaitStats wait_stats;
-  // System calls the I/O thread made over the whole run, by kind: reads and writes by its
+  // System calls the I/O thread made over the measurement window, by kind: reads and writes by its
   // links (recv/send or eventfd), epoll_wait by its event loop (polls and blocks),
   // clock_nanosleep and sched_yield by its wait mode.
   struct Syscalls {
@@ -99,7 +103,8 @@ struct RunConfig {
   std::uint32_t batch_bytes = 0;
   std::int64_t latency_budget_us = 0;
   std::int64_t flush_us = 0;
-  std::optional<double> offered_rate;  // nullopt = "max"
+  std::optional<double> offered_rate;  // nullopt = "max", 0 = "idle"
+  double warmup_s = 0;                 // not measured, at the start
   std::string network;  // the spec's name
 };
 
@@ -112,6 +117,7 @@ struct RunSummary {
   std::uint64_t duplicated = 0;
   std::uint64_t out_of_order = 0;
   bool checksum_ok = false;
+  std::uint64_t tuples_measured = 0;  // received inside the window: what per-tuple figures use
   double tuples_per_s = 0;
   double mb_per_s = 0;
   double cpu_us_per_tuple_sender = 0;
@@ -122,6 +128,9 @@ struct RunSummary {
   double cores_machine = 0;
   double softirq_cores = 0;  // breakdown only: already inside the processes' system time
   double other_cores = 0;    // machine minus our two processes: load we did not cause
+  // System calls of each end's I/O thread in its window, per tuple measured.
+  double syscalls_per_tuple_sender = 0;
+  double syscalls_per_tuple_receiver = 0;
   LatencySummary latency;
   transport::WaitStats sender_wait;
   transport::WaitStats receiver_wait;
@@ -130,6 +139,9 @@ struct RunSummary {
   std::string commit;
   std::string host;
 };
+
+// The commit this binary was built from (as of configure time), or "unknown".
+[[nodiscard]] std::string build_commit();
 
 // Builds the summary of a two-node run.
 [[nodiscard]] RunSummary summarize(const RunConfig& config, const NodeReport& sender,

@@ -1,0 +1,85 @@
+// `boreal bench`: the grid of a CPU-efficiency sweep and the order its runs take.
+//
+// A sweep runs every point of media × wait modes × offered rates × tuple sizes × frame sizes,
+// each `repeats` times, each run a `boreal launch` of the two-node demo network with a warm-up
+// that is not measured. Rates are absolute (tuples/s) or fractions of the maximum measured in
+// the same sweep for that medium, tuple size and frame size: the "max" points run first, and
+// the best wait mode's median is the maximum the fractions refer to.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boreal/transport/error.hpp>
+
+namespace boreal::runtime {
+
+struct RatePoint {
+  enum class Kind : std::uint8_t { idle, fraction, absolute, max };
+  Kind kind = Kind::max;
+  double value = 0;   // fraction in (0, 1], or tuples/s
+  std::string label;  // "idle", "10%", "100000", "max": as the user wrote it, normalised
+
+  // The rate to offer, given the group's measured maximum; nullopt = as fast as possible.
+  [[nodiscard]] std::optional<double> offered(double max_rate) const;
+  [[nodiscard]] bool needs_max() const noexcept { return kind == Kind::fraction; }
+};
+
+// Parses "idle", "max", "N%" (0 < N ≤ 100) or a positive number of tuples/s with an optional
+// k or M suffix ("100k"). An error names the bad item and what is accepted.
+[[nodiscard]] transport::Result<RatePoint> parse_rate_point(const std::string& text);
+
+struct BenchGrid {
+  std::string file;  // the network file every run launches
+  std::vector<std::string> media;
+  std::string provider;  // fabric media; empty = each run's default
+  std::vector<std::string> waits;
+  std::vector<RatePoint> rates;
+  std::vector<std::uint32_t> tuple_bytes;
+  std::vector<std::uint32_t> batch_bytes;
+  int repeats = 3;
+  std::chrono::duration<double> duration{3.0};  // measured, per run
+  std::chrono::duration<double> warmup{1.0};    // before it, not measured
+  std::int64_t latency_budget_us = 200;
+  std::string max_wait = "block";  // calibrates the maximum when "max" is not a rate point
+};
+
+// The grid `boreal bench --quick` runs (about a minute) and the full default grid.
+[[nodiscard]] BenchGrid quick_grid();
+[[nodiscard]] BenchGrid full_grid();
+
+// One medium, tuple size and frame size: the rates' fractions share its maximum.
+struct BenchGroup {
+  std::string medium;
+  std::uint32_t tuple_bytes = 0;
+  std::uint32_t batch_bytes = 0;
+};
+
+// One run of the sweep.
+struct BenchRun {
+  std::size_t group = 0;  // index into groups()
+  std::string wait;
+  std::size_t rate = 0;   // index into BenchGrid::rates; SIZE_MAX = calibration of the maximum
+  int repeat = 0;         // 0-based
+};
+
+inline constexpr std::size_t kCalibrationRun = static_cast<std::size_t>(-1);
+
+[[nodiscard]] std::vector<BenchGroup> groups(const BenchGrid& grid);
+// Every run in the order the sweep takes them. Per group: the max points (or one calibration
+// run with max_wait), then the other points with the repeats outermost, so that a slow spell
+// of the machine spreads over all points instead of spoiling one.
+[[nodiscard]] std::vector<BenchRun> schedule(const BenchGrid& grid);
+
+// Wall time one run takes on top of its warm-up and duration (process start, connect, drain).
+inline constexpr std::chrono::duration<double> kRunOverhead{0.7};
+[[nodiscard]] std::chrono::duration<double> estimate(const BenchGrid& grid, std::size_t runs);
+
+// Every problem of the grid at once (empty lists, a repeat count below 1, sizes of zero, an
+// unknown medium or wait mode), one message each.
+[[nodiscard]] std::vector<std::string> check(const BenchGrid& grid);
+
+}  // namespace boreal::runtime

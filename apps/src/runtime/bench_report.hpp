@@ -1,0 +1,79 @@
+// `boreal bench`: what a sweep's runs add up to. Every grid point's repeats are reduced to
+// the median and the spread (min, max); the rows go out as CSV (read by
+// scripts/bench_plot.py) and as the summary table on stdout.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/bench_plan.hpp"
+#include "runtime/node_report.hpp"
+
+namespace boreal::runtime {
+
+// Where and how the figures were made; written at the top of every output.
+struct BenchMeta {
+  std::string host;
+  unsigned cpus = 0;
+  std::string kernel;
+  std::string cpu_model;
+  std::string commit;
+  std::string date;     // UTC, ISO 8601
+  std::string command;  // as typed, shell-quoted
+  // iperf3 over loopback in the same sweep (nullopt: not run).
+  std::optional<double> iperf_bytes_per_s;
+  std::optional<double> iperf_cores;  // sender + receiver CPU, in cores
+};
+
+[[nodiscard]] BenchMeta describe_machine(const std::string& command);
+
+// One run's outcome.
+struct BenchSample {
+  BenchRun run;
+  std::optional<double> offered_rate;  // what was offered (nullopt = max)
+  std::optional<RunSummary> summary;   // nullopt when the run could not start
+  bool ok = false;                     // ran, and delivered every tuple exactly once in order
+};
+
+// The median and spread of one measure over a point's good repeats.
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+// One grid point.
+struct BenchRow {
+  BenchGroup group;
+  std::string provider;
+  std::string wait;
+  RatePoint rate;
+  std::optional<double> offered_rate;
+  double max_rate = 0;  // the group's measured maximum
+  int repeats = 0;
+  int ok_repeats = 0;
+  Spread tuples_per_s, cpu_us_per_tuple, cores, p99_us;
+  double sender_cpu_us_per_tuple = 0, receiver_cpu_us_per_tuple = 0;
+  double p50_us = 0, p999_us = 0, syscalls_per_tuple = 0;
+  std::int64_t latency_budget_us = 0;
+  // The receiving end's wait decisions (medians): share of its idle time spinning, sleeping
+  // and blocked, and switches between sleep and block per second.
+  double receiver_spin_share = 0, receiver_sleep_share = 0, receiver_block_share = 0;
+  double receiver_switches_per_s = 0, sender_switches_per_s = 0;
+};
+
+[[nodiscard]] Spread spread_of(std::vector<double> values);
+
+// The group's maximum: the best wait mode's median at "max" (or the calibration run).
+[[nodiscard]] double group_max(const std::vector<BenchSample>& samples, std::size_t group);
+
+[[nodiscard]] std::vector<BenchRow> aggregate(const BenchGrid& grid,
+                                              const std::vector<BenchSample>& samples);
+
+[[nodiscard]] std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows);
+
+// Per group: machine CPU-µs per tuple and p99 for every wait mode and rate (idle: cores), the
+// best fixed mode at each rate and adaptive's ratio to it, and the iperf3 comparison.
+[[nodiscard]] std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
+                                        const std::vector<BenchRow>& rows);
+
+}  // namespace boreal::runtime

@@ -1,0 +1,377 @@
+#include "runtime/bench_sweep.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/bench_report.hpp"
+#include "runtime/launcher.hpp"
+
+extern char** environ;
+
+namespace boreal::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Seconds = std::chrono::duration<double>;
+
+struct ProgramResult {
+  int status = -1;  // exit status; -1 when it did not exit by itself
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a program (looked up in PATH) to its end, or stops it (SIGTERM, then SIGKILL) after
+// `timeout`. Only this child is ever signalled, by its PID.
+std::optional<ProgramResult> run_program(const std::vector<std::string>& args, Seconds timeout) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  std::vector<char*> argv;
+  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    return std::nullopt;
+  }
+  ProgramResult result;
+  const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
+  bool signalled = false;
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, 100);
+    if (ready > 0) {
+      char chunk[4096];
+      const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
+      if (n > 0) {
+        result.output.append(chunk, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n == 0) break;
+    }
+    if (Clock::now() > give_up && !signalled) {
+      ::kill(pid, SIGTERM);
+      signalled = true;
+    }
+    if (Clock::now() > give_up + std::chrono::seconds(5)) {
+      ::kill(pid, SIGKILL);
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.status = !signalled && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// iperf3 over loopback: one server for one test, a 3-second client, its JSON read back.
+bool measure_iperf(BenchMeta& meta, std::ostream* progress) {
+  auto port = free_tcp_port("127.0.0.1");
+  if (!port) return false;
+  const std::string port_text = std::to_string(port.value());
+  pid_t server = -1;
+  {
+    std::vector<std::string> args = {"iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", port_text};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    const int rc = ::posix_spawnp(&server, "iperf3", &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+      if (progress != nullptr) *progress << "bench: iperf3 is not installed; no loopback reference\n";
+      return false;
+    }
+  }
+  std::optional<ProgramResult> client;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    client = run_program({"iperf3", "-c", "127.0.0.1", "-p", port_text, "-t", "3", "-J"}, Seconds(20));
+    if (client && client->status == 0) break;
+  }
+  ::kill(server, SIGTERM);
+  while (::waitpid(server, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  if (!client || client->status != 0) {
+    if (progress != nullptr) *progress << "bench: iperf3 failed; no loopback reference\n";
+    return false;
+  }
+  const auto json = nlohmann::json::parse(client->output, nullptr, false);
+  if (json.is_discarded() || !json.contains("end")) return false;
+  const auto& end = json["end"];
+  meta.iperf_bytes_per_s = end["sum_received"].value("bits_per_second", 0.0) / 8.0;
+  const auto& cpu = end["cpu_utilization_percent"];
+  meta.iperf_cores = (cpu.value("host_total", 0.0) + cpu.value("remote_total", 0.0)) / 100.0;
+  return true;
+}
+
+// A Python that can import matplotlib: $BOREAL_PYTHON, Debian's, or the one on PATH.
+std::optional<std::string> find_python() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("BOREAL_PYTHON")) candidates.emplace_back(env);
+  candidates.emplace_back("/usr/bin/python3");
+  candidates.emplace_back("python3");
+  for (const auto& python : candidates) {
+    auto result = run_program({python, "-c", "import matplotlib"}, Seconds(30));
+    if (result && result->status == 0) return python;
+  }
+  return std::nullopt;
+}
+
+std::string duration_text(Seconds s) {
+  const auto total = static_cast<long>(s.count() + 0.5);
+  char text[32];
+  if (total >= 60) {
+    std::snprintf(text, sizeof text, "%ldm%02lds", total / 60, total % 60);
+  } else {
+    std::snprintf(text, sizeof text, "%lds", total);
+  }
+  return text;
+}
+
+std::string rate_text(std::optional<double> rate) {
+  if (!rate) return "max";
+  if (*rate == 0) return "idle";
+  char text[32];
+  if (*rate >= 1e6) {
+    std::snprintf(text, sizeof text, "%.2fM/s", *rate / 1e6);
+  } else if (*rate >= 1e3) {
+    std::snprintf(text, sizeof text, "%.1fk/s", *rate / 1e3);
+  } else {
+    std::snprintf(text, sizeof text, "%.0f/s", *rate);
+  }
+  return text;
+}
+
+nlohmann::json grid_json(const BenchGrid& grid) {
+  std::vector<std::string> rates;
+  for (const auto& r : grid.rates) rates.push_back(r.label);
+  return {{"file", grid.file},         {"media", grid.media},
+          {"provider", grid.provider}, {"waits", grid.waits},
+          {"rates", rates},            {"tuple_bytes", grid.tuple_bytes},
+          {"batch_bytes", grid.batch_bytes}, {"repeats", grid.repeats},
+          {"duration_s", grid.duration.count()}, {"warmup_s", grid.warmup.count()},
+          {"latency_budget_us", grid.latency_budget_us}};
+}
+
+// One run of the grid as `boreal launch` would do it.
+BenchSample run_one(const BenchOptions& options, const BenchRun& run, const BenchGroup& group,
+                    std::optional<double> rate, std::vector<std::string>& errors) {
+  const BenchGrid& grid = options.grid;
+  BenchSample sample{run, rate, std::nullopt, false};
+  Overrides overrides;
+  overrides.medium = group.medium;
+  if (!grid.provider.empty() && group.medium != "tcp") overrides.provider = grid.provider;
+  overrides.wait = run.wait;
+  overrides.latency_budget_us = grid.latency_budget_us;
+  overrides.batch_bytes = group.batch_bytes;
+  overrides.tuple_bytes = group.tuple_bytes;
+  char number[64];
+  if (!rate) {
+    overrides.rate = "max";
+  } else if (*rate == 0) {
+    overrides.rate = "idle";
+  } else {
+    std::snprintf(number, sizeof number, "%.0f", *rate);
+    overrides.rate = number;
+  }
+  overrides.duration_s = (grid.warmup + grid.duration).count();
+  overrides.warmup_s = grid.warmup.count();
+  auto spec = load_network(grid.file);
+  if (!spec) {
+    errors.push_back(spec.error().joined());
+    return sample;
+  }
+  if (auto applied = apply_overrides(spec.value(), overrides); !applied) {
+    errors.push_back(applied.error().joined());
+    return sample;
+  }
+  LaunchOptions launch_options;
+  launch_options.file = grid.file;
+  launch_options.forwarded = to_args(overrides);
+  launch_options.free_ports = true;
+  launch_options.executable = options.executable;
+  auto result = launch(spec.value(), launch_options);
+  if (!result) {
+    errors.push_back(result.error().message);
+    return sample;
+  }
+  for (const auto& e : result.value().errors) errors.push_back(e);
+  sample.summary = result.value().summary;
+  sample.ok = result.value().ok() && sample.summary && sample.summary->errors.empty();
+  if (sample.summary) {
+    for (const auto& e : sample.summary->errors) errors.push_back(e);
+  }
+  return sample;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options, std::ostream& out) {
+  const BenchGrid& grid = options.grid;
+  if (auto problems = check(grid); !problems.empty()) {
+    for (const auto& p : problems) std::cerr << "bench: " << p << '\n';
+    return 2;
+  }
+  if (auto spec = load_network(grid.file); !spec) {
+    std::cerr << spec.error().joined() << '\n';
+    return 2;
+  }
+  const auto runs = schedule(grid);
+  const auto expected = estimate(grid, runs.size());
+  const Seconds limit = options.time_limit;
+  if (expected > limit) {
+    std::cerr << "bench: this grid is " << runs.size() << " runs, about " << duration_text(expected)
+              << ", over --time-limit " << duration_text(limit)
+              << "; drop media, wait modes or rates, lower --repeats, --duration or --warmup, or "
+                 "raise --time-limit\n";
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  std::ofstream jsonl(options.out_dir + "/bench.jsonl", std::ios::trunc);
+  if (ec || !jsonl) {
+    std::cerr << "bench: cannot write to '" << options.out_dir << "': "
+              << (ec ? ec.message() : std::strerror(errno)) << '\n';
+    return 2;
+  }
+  BenchMeta meta = describe_machine(options.command);
+  std::ostream* progress = options.progress;
+  if (progress != nullptr) {
+    *progress << "bench: " << runs.size() << " runs of " << Seconds(grid.warmup).count() << " s warm-up + "
+              << grid.duration.count() << " s, about " << duration_text(expected) << "; writing "
+              << options.out_dir << "/\n";
+  }
+  if (options.iperf && measure_iperf(meta, progress) && progress != nullptr) {
+    *progress << "bench: iperf3 over loopback: " << *meta.iperf_bytes_per_s / 1e6 << " MB/s\n";
+  }
+  jsonl << nlohmann::json{{"kind", "bench"},      {"host", meta.host},
+                          {"cpus", meta.cpus},    {"kernel", meta.kernel},
+                          {"cpu", meta.cpu_model}, {"commit", meta.commit},
+                          {"date", meta.date},    {"command", meta.command},
+                          {"grid", grid_json(grid)},
+                          {"iperf3_bytes_per_s", meta.iperf_bytes_per_s ? nlohmann::json(*meta.iperf_bytes_per_s) : nlohmann::json(nullptr)},
+                          {"iperf3_cores", meta.iperf_cores ? nlohmann::json(*meta.iperf_cores) : nlohmann::json(nullptr)}}
+               .dump()
+        << std::endl;
+
+  const auto all_groups = groups(grid);
+  std::vector<BenchSample> samples;
+  std::vector<double> max_rate(all_groups.size(), -1.0);
+  const auto start = Clock::now();
+  bool cut_short = false;
+  int failures = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const BenchRun& run = runs[i];
+    const Seconds elapsed = Clock::now() - start;
+    if (elapsed > 1.25 * limit) {
+      cut_short = true;
+      std::cerr << "bench: stopped after " << i << " of " << runs.size() << " runs: "
+                << duration_text(elapsed) << " is 25% past --time-limit\n";
+      break;
+    }
+    const BenchGroup& group = all_groups[run.group];
+    std::optional<double> rate;
+    std::string label = "max (calibration)";
+    if (run.rate != kCalibrationRun) {
+      const RatePoint& point = grid.rates[run.rate];
+      label = point.label;
+      if (point.needs_max() && max_rate[run.group] < 0) max_rate[run.group] = group_max(samples, run.group);
+      if (point.needs_max() && max_rate[run.group] <= 0) {
+        std::cerr << "bench: " << group.medium << ": no maximum was measured, so " << point.label
+                  << " has no rate; skipped\n";
+        samples.push_back({run, 0.0, std::nullopt, false});
+        ++failures;
+        continue;
+      }
+      rate = point.offered(max_rate[run.group]);
+    }
+    std::vector<std::string> errors;
+    BenchSample sample = run_one(options, run, group, rate, errors);
+    if (!sample.ok) ++failures;
+    if (progress != nullptr) {
+      const Seconds spent = Clock::now() - start;
+      const Seconds left = spent / static_cast<double>(i + 1) * static_cast<double>(runs.size() - i - 1);
+      char head[160];
+      std::snprintf(head, sizeof head, "[%3zu/%zu %s, ~%s left] %s %uB %s %s (%s) #%d: ", i + 1,
+                    runs.size(), duration_text(spent).c_str(), duration_text(left).c_str(),
+                    group.medium.c_str(), group.tuple_bytes, run.wait.c_str(), label.c_str(),
+                    rate_text(rate).c_str(), run.repeat + 1);
+      *progress << head;
+      if (sample.summary && sample.ok) {
+        const auto& s = *sample.summary;
+        char tail[160];
+        if (rate && *rate == 0) {
+          std::snprintf(tail, sizeof tail, "%.2f cores idle", s.cores_machine);
+        } else {
+          std::snprintf(tail, sizeof tail, "%.0f tuples/s, %.3g CPU-us/tuple, p99 %.0f us",
+                        s.tuples_per_s, s.cpu_us_per_tuple_machine, s.latency.p99_us);
+        }
+        *progress << tail << '\n';
+      } else {
+        *progress << "FAILED" << (errors.empty() ? std::string() : ": " + errors.front()) << '\n';
+      }
+    }
+    if (sample.summary) {
+      auto line = to_json(*sample.summary);
+      line["bench"] = {{"medium", group.medium}, {"wait", run.wait}, {"rate_label", label},
+                       {"repeat", run.repeat + 1}, {"ok", sample.ok}};
+      jsonl << line.dump() << std::endl;
+    }
+    samples.push_back(std::move(sample));
+  }
+
+  const auto rows = aggregate(grid, samples);
+  const std::string csv_path = options.out_dir + "/bench.csv";
+  std::ofstream(csv_path, std::ios::trunc) << to_csv(meta, rows);
+  const std::string table = summary_table(meta, grid, rows);
+  std::ofstream(options.out_dir + "/summary.txt", std::ios::trunc) << table;
+  out << table;
+  if (options.plots) {
+    if (auto python = find_python()) {
+      auto plotted = run_program({*python, options.plot_script, csv_path, "--out", options.out_dir},
+                                 Seconds(120));
+      if (!plotted || plotted->status != 0) {
+        std::cerr << "bench: plotting failed: " << (plotted ? plotted->output : "cannot run " + *python);
+      } else if (progress != nullptr) {
+        *progress << plotted->output;
+      }
+    } else {
+      std::cerr << "bench: no Python with matplotlib (apt-get install python3-matplotlib); "
+                   "no plots. The CSV is "
+                << csv_path << '\n';
+    }
+  }
+  if (progress != nullptr) {
+    *progress << "bench: done in " << duration_text(Clock::now() - start) << "; " << failures
+              << " failed runs; " << options.out_dir << "/{bench.csv,bench.jsonl,summary.txt}\n";
+  }
+  return failures > 0 || cut_short ? 1 : 0;
+}
+
+}  // namespace boreal::runtime

@@ -1,0 +1,36 @@
+// `boreal bench`: runs a sweep's grid (bench_plan.hpp) as `boreal launch` runs, shows
+// progress, keeps to a time limit, and writes what it measured:
+//   OUT/bench.jsonl   a header line (machine, commit, command, grid) and every run's summary
+//   OUT/bench.csv     one row per grid point: medians and spread (bench_report.hpp)
+//   OUT/summary.txt   the summary table, also printed on stdout
+//   OUT/*.png         CPU per tuple, p99 latency and throughput against cores, drawn by
+//                     scripts/bench_plot.py (matplotlib) when a Python with matplotlib is there
+#pragma once
+
+#include <chrono>
+#include <ostream>
+#include <string>
+
+#include "runtime/bench_plan.hpp"
+
+namespace boreal::runtime {
+
+struct BenchOptions {
+  BenchGrid grid;
+  std::string out_dir = "bench-out";
+  // The sweep refuses to start when its estimate exceeds this, and stops starting runs once
+  // it has run 25 % past it (what ran is still reported).
+  std::chrono::minutes time_limit{60};
+  bool iperf = true;  // measure iperf3 over loopback first, if it is installed
+  bool plots = true;
+  std::string plot_script;  // scripts/bench_plot.py
+  std::string command;      // as typed, for the record
+  std::string executable = "/proc/self/exe";
+  std::ostream* progress = nullptr;
+};
+
+// Returns the exit status: 0 every run delivered every tuple; 1 some run failed (the table
+// says which), or the time limit cut the sweep short; 2 the grid or the output is unusable.
+[[nodiscard]] int run_bench(const BenchOptions& options, std::ostream& out);
+
+}  // namespace boreal::runtime
