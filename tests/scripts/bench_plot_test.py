@@ -100,6 +100,8 @@ class PlotsFromFixture(unittest.TestCase):
                 data = f.read()
             self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n", name)
             self.assertGreater(len(data), 10_000, name)
+            # IHDR: 9 in wide at 150 dpi, whatever the facets
+            self.assertEqual(int.from_bytes(data[16:20], "big"), 1350, name)
         if KEEP_DIR:
             os.makedirs(KEEP_DIR, exist_ok=True)
             for name in names:
