@@ -24,6 +24,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 
 TEXT = {"medium", "provider", "wait", "rate_label"}  # every other column is a number
 REQUIRED = ["medium", "provider", "wait", "tuple_bytes", "batch_bytes", "rate_label",
@@ -185,18 +186,15 @@ def draw_lines(ax, rows, modes, x_of, y_key, x_key=None):
                         color=colour, marker=marker, lw=width, ms=4, capsize=2, elinewidth=0.8)
 
 
-def draw_cpu(ax, rows, modes, _cpus):
-    draw_lines(ax, rows, modes, rate_x, "cpu_us_per_tuple")
-    ax.set(xscale="log", yscale="log", xlabel="offered tuples/s (max: achieved)",
-           ylabel="machine CPU-µs per tuple")
-
-
-def draw_p99(ax, rows, modes, _cpus):
-    draw_lines(ax, rows, modes, rate_x, "p99_us")
-    for budget in sorted({r["latency_budget_us"] for r in rows} - {None}):
-        ax.axhline(budget, color="0.4", ls="--", lw=1)
-    ax.set(xscale="log", yscale="log", xlabel="offered tuples/s (max: achieved)",
-           ylabel="p99 latency (µs)")
+def draw_against_rate(y_key, ylabel, budget=False):
+    """A facet drawer: row[y_key] against offered rate, both log; budget: dashed budget line."""
+    def draw(ax, rows, modes, _cpus):
+        draw_lines(ax, rows, modes, rate_x, y_key)
+        for value in sorted({r["latency_budget_us"] for r in rows} - {None}) if budget else []:
+            ax.axhline(value, color="0.4", ls="--", lw=1)
+        ax.set(xscale="log", yscale="log", xlabel="offered tuples/s (max: achieved)",
+               ylabel=ylabel)
+    return draw
 
 
 def draw_cores(ax, rows, modes, cpus):
@@ -213,8 +211,9 @@ def draw_cores(ax, rows, modes, cpus):
 
 # file name, title, how to draw one facet, legend entries beyond the wait modes
 FIGURES = [
-    ("cpu_per_tuple.png", "Machine CPU per tuple", draw_cpu, []),
-    ("p99_latency.png", "p99 latency", draw_p99,
+    ("cpu_per_tuple.png", "Machine CPU per tuple",
+     draw_against_rate("cpu_us_per_tuple", "machine CPU-µs per tuple"), []),
+    ("p99_latency.png", "p99 latency", draw_against_rate("p99_us", "p99 latency (µs)", True),
      [dict(color="0.4", ls="--", label="latency budget")]),
     ("throughput_vs_cores.png", "Throughput against cores used", draw_cores,
      [dict(color="0.4", ls="", marker="^", ms=8, label="idle: cores at 0 tuples/s (on x axis)"),
@@ -229,7 +228,8 @@ def render(plt, figure, facets, modes, cpus, meta, args):
     n = len(facets)
     ncols = 1 if n == 1 else 2 if n <= 4 else 3
     nrows = math.ceil(n / ncols)
-    footer = meta + [f"source: {os.path.basename(args.csv)}"]
+    footer = [part for line in meta + [f"source: {os.path.basename(args.csv)}"]
+              for part in textwrap.wrap(line, 150)]  # ~150 7-pt characters fit in 9 in
     # Margins in inches: suptitle + legend above, facet title and x label around each subplot,
     # y label on its left, footer below.
     top_in, bottom_in = 1.0, 0.14 * len(footer) + 0.5
@@ -255,7 +255,7 @@ def render(plt, figure, facets, modes, cpus, meta, args):
         handles.append(plt.Line2D([], [], color=colour, marker=marker, lw=width, label=wait))
     fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 6), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, 1 - 0.36 / height))
-    fig.text(0.01, 0.05 / height, "\n".join(footer), fontsize=7, color="0.3", va="bottom")
+    fig.text(0.01, 0.08 / height, "\n".join(footer), fontsize=7, color="0.3", va="bottom")
     path = os.path.join(args.out, name)
     try:
         fig.savefig(path, dpi=DPI)
