@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Plots of a `boreal bench` sweep (media x wait modes x offered rates x tuple/batch sizes).
+
+Input: the CSV `boreal bench --csv FILE` writes: '#' metadata lines (machine, commit, date,
+command), a header, one row per grid point. Numbers are medians over repeats, `X_min`/`X_max`
+their spread; an empty cell means "not applicable". `rate_label` is idle, 1%, 10%, 50%, 90%,
+max (fractions of `max_rate`) or an absolute rate. Rows with ok_repeats == 0 are skipped.
+
+Output in --out DIR, each path printed on its own line; one subplot per (medium [+provider],
+tuple size, batch size), one line per wait mode, the metadata as every figure's footer:
+  cpu_per_tuple.png        machine CPU-us per tuple against offered rate (max point at its
+                           achieved rate; idle left out)
+  p99_latency.png          p99 latency against offered rate, dashed line at the budget
+  throughput_vs_cores.png  achieved tuples/s against cores used; idle marked on the x axis
+
+    python3 scripts/bench_plot.py bench.csv --out plots [--title "vm1, quick"]
+
+A bad input prints one line naming the file (and line) to stderr and exits 2. Needs matplotlib
+(Debian's python3-matplotlib, i.e. /usr/bin/python3).
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import sys
+import textwrap
+
+TEXT = {"medium", "provider", "wait", "rate_label"}  # every other column is a number
+REQUIRED = ["medium", "provider", "wait", "tuple_bytes", "batch_bytes", "rate_label",
+            "offered_rate", "ok_repeats", "tuples_per_s", "tuples_per_s_min", "tuples_per_s_max",
+            "cpu_us_per_tuple", "cpu_us_per_tuple_min", "cpu_us_per_tuple_max", "cores",
+            "cores_min", "cores_max", "p99_us", "p99_us_min", "p99_us_max", "latency_budget_us"]
+MEDIA = ["tcp", "fabric-msg", "fabric-rma"]
+# A wait mode keeps its colour and marker in every figure; adaptive is the one to watch.
+WAIT_STYLE = {"busy": ("tab:red", "o", 1.2), "block": ("tab:blue", "s", 1.2),
+              "sleep": ("tab:green", "^", 1.2), "backoff": ("tab:orange", "D", 1.2),
+              "adaptive": ("tab:purple", "P", 2.6)}
+SPARE_COLOURS = ["tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray"]
+DPI = 150
+WIDTH_IN = 9.0  # 1350 px at 150 dpi: shrunk to ~900 px in a README, 7-pt text stays legible
+
+
+class PlotError(Exception):
+    """A problem with the input or output, already phrased for the user."""
+
+
+def read_bench(path):
+    """Returns (metadata lines without '# ', rows); each row maps column -> str or float/None
+    and carries its file line number under 'line'."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        raise PlotError(f"{path}: cannot read: {reason}") from None
+    start = 0
+    while start < len(lines) and (lines[start].startswith("#") or not lines[start].strip()):
+        start += 1
+    meta = [l.lstrip("#").strip() for l in lines[:start] if l.startswith("#")]
+    if start == len(lines):
+        raise PlotError(f"{path}: no header line")
+    reader = csv.reader(lines[start:])
+    header = next(reader)
+    for name in REQUIRED:
+        if name not in header:
+            raise PlotError(f"{path}:{start + 1}: missing column '{name}'")
+    rows = []
+    for cells in reader:
+        line = start + reader.line_num
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise PlotError(f"{path}:{line}: {len(cells)} cells but the header has {len(header)}")
+        row = {"line": line}
+        for name, cell in zip(header, cells):
+            row[name] = cell.strip()
+            if name not in TEXT:
+                try:
+                    row[name] = float(cell) if cell.strip() else None
+                except ValueError:
+                    raise PlotError(f"{path}:{line}: column '{name}' is not a number: "
+                                    f"'{cell}'") from None
+        rows.append(row)
+    if not rows:
+        raise PlotError(f"{path}: no data rows")
+    return meta, rows
+
+
+def usable_rows(path, rows, warn):
+    """Drops the rows no repeat succeeded for, telling `warn` about each."""
+    for row in (r for r in rows if r["ok_repeats"] == 0):
+        warn(f"{path}:{row['line']}: skipping {facet_title(facet_key(row))}, {row['wait']}, "
+             f"rate {row['rate_label']}: ok_repeats is 0")
+    kept = [r for r in rows if r["ok_repeats"] != 0]
+    if not kept:
+        raise PlotError(f"{path}: no data rows with ok_repeats > 0")
+    return kept
+
+
+def parse_metadata(meta):
+    """key=value pairs of the metadata lines (values may be quoted)."""
+    pairs = re.findall(r'(\w+)=("[^"]*"|\S+)', "\n".join(meta))
+    return {key: value.strip('"') for key, value in pairs}
+
+
+def facet_key(row):
+    medium = row["medium"] + (f" ({row['provider']})" if row["provider"] else "")
+    return (medium, int(row["tuple_bytes"] or 0), int(row["batch_bytes"] or 0))
+
+
+def format_bytes(n):
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"
+
+
+def facet_title(key):
+    medium, tuple_bytes, batch_bytes = key
+    return f"{medium}, {format_bytes(tuple_bytes)} tuples, {format_bytes(batch_bytes)} frames"
+
+
+def group_facets(rows):
+    """facet key -> rows, in a stable order: tcp, fabric-msg, fabric-rma, others; then sizes."""
+    groups = {}
+    for row in rows:
+        groups.setdefault(facet_key(row), []).append(row)
+    rank = {medium: i for i, medium in enumerate(MEDIA)}
+    return {k: groups[k] for k in sorted(groups, key=lambda k: (rank.get(k[0].split()[0], 9), k))}
+
+
+def rate_x(row):
+    """Where a row sits on an offered-rate axis: the max point at the rate it achieved, idle
+    nowhere (None)."""
+    if row["rate_label"] == "idle":
+        return None
+    return row["tuples_per_s"] if row["rate_label"] == "max" else row["offered_rate"]
+
+
+def rate_order(row):
+    if row["rate_label"] == "idle":
+        return -1.0
+    return math.inf if row["rate_label"] == "max" else (row["offered_rate"] or 0.0)
+
+
+def wait_modes(rows):
+    seen = {row["wait"] for row in rows}
+    return [w for w in WAIT_STYLE if w in seen] + sorted(seen - set(WAIT_STYLE))
+
+
+def style(wait, modes):
+    """A wait mode outside WAIT_STYLE gets a spare colour, fixed by its place in `modes`."""
+    spare = SPARE_COLOURS[modes.index(wait) % len(SPARE_COLOURS)]
+    return WAIT_STYLE.get(wait, (spare, "v", 1.2))
+
+
+def spread(points, key):
+    """Error-bar half-lengths (below, above) from KEY_min / KEY_max; 0 where unknown."""
+    def bound(p, end):
+        return p[key] if p[key + end] is None else p[key + end]
+    return [[max(0.0, p[key] - bound(p, "_min")) for p in points],
+            [max(0.0, bound(p, "_max") - p[key]) for p in points]]
+
+
+def pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotError(f"matplotlib is not installed for {sys.executable} (Debian: apt install "
+                        "python3-matplotlib, then use /usr/bin/python3)") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def draw_lines(ax, rows, modes, x_of, y_key, x_key=None):
+    """One line with error bars per wait mode through the rows' (x_of(row), row[y_key])."""
+    for wait in modes:
+        points = sorted((r for r in rows if r["wait"] == wait and x_of(r) and r[y_key]),
+                        key=rate_order)
+        if points:
+            colour, marker, width = style(wait, modes)
+            ax.errorbar([x_of(p) for p in points], [p[y_key] for p in points],
+                        yerr=spread(points, y_key), xerr=spread(points, x_key) if x_key else None,
+                        color=colour, marker=marker, lw=width, ms=4, capsize=2, elinewidth=0.8)
+
+
+def draw_against_rate(y_key, ylabel, budget=False):
+    """A facet drawer: row[y_key] against offered rate, both log; budget: dashed budget line."""
+    def draw(ax, rows, modes, _cpus):
+        draw_lines(ax, rows, modes, rate_x, y_key)
+        for value in sorted({r["latency_budget_us"] for r in rows} - {None}) if budget else []:
+            ax.axhline(value, color="0.4", ls="--", lw=1)
+        ax.set(xscale="log", yscale="log", xlabel="offered tuples/s (max: achieved)",
+               ylabel=ylabel)
+    return draw
+
+
+def draw_cores(ax, rows, modes, cpus):
+    draw_lines(ax, rows, modes, lambda r: r["cores"] if r["rate_label"] != "idle" else None,
+               "tuples_per_s", x_key="cores")
+    for row in rows:  # idle: 0 tuples/s has no place on a log axis, so mark the x axis
+        if row["rate_label"] == "idle" and row["cores"] is not None:
+            ax.plot([row["cores"]], [0], transform=ax.get_xaxis_transform(), clip_on=False,
+                    ls="", marker="^", ms=8, color=style(row["wait"], modes)[0])
+    ax.axvline(cpus, color="0.4", ls=":", lw=1)
+    ax.set(yscale="log", xlim=(0, cpus * 1.05), xlabel="machine cores used",
+           ylabel="achieved tuples/s")
+
+
+# file name, title, how to draw one facet, legend entries beyond the wait modes
+FIGURES = [
+    ("cpu_per_tuple.png", "Machine CPU per tuple",
+     draw_against_rate("cpu_us_per_tuple", "machine CPU-µs per tuple"), []),
+    ("p99_latency.png", "p99 latency", draw_against_rate("p99_us", "p99 latency (µs)", True),
+     [dict(color="0.4", ls="--", label="latency budget")]),
+    ("throughput_vs_cores.png", "Throughput against cores used", draw_cores,
+     [dict(color="0.4", ls="", marker="^", ms=8, label="idle: cores at 0 tuples/s (on x axis)"),
+      dict(color="0.4", ls=":", label="all cores")]),
+]
+
+
+def render(plt, figure, facets, modes, cpus, meta, args):
+    """One figure: a subplot per facet, wait-mode legend on top, metadata footer; returns its
+    path."""
+    name, title, draw, extra = figure
+    n = len(facets)
+    ncols = 1 if n == 1 else 2 if n <= 4 else 3
+    nrows = math.ceil(n / ncols)
+    footer = [part for line in meta + [f"source: {os.path.basename(args.csv)}"]
+              for part in textwrap.wrap(line, 150)]  # ~150 7-pt characters fit in 9 in
+    # Margins in inches: suptitle + legend above, facet title and x label around each subplot,
+    # y label on its left, footer below.
+    top_in, bottom_in = 1.0, 0.14 * len(footer) + 0.5
+    left_in, right_in, gap_w, gap_h = 0.8, 0.2, 0.9, 0.9
+    axes_w = (WIDTH_IN - left_in - right_in - (ncols - 1) * gap_w) / ncols
+    axes_h = min(3.6, max(2.0, axes_w * 0.65))
+    height = top_in + nrows * axes_h + (nrows - 1) * gap_h + bottom_in
+    fig, axes = plt.subplots(nrows, ncols, figsize=(WIDTH_IN, height), squeeze=False)
+    fig.subplots_adjust(left=left_in / WIDTH_IN, right=1 - right_in / WIDTH_IN,
+                        top=1 - top_in / height, bottom=bottom_in / height,
+                        wspace=gap_w / axes_w, hspace=gap_h / axes_h)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax, (key, rows) in zip(axes.flat, facets.items()):
+        draw(ax, rows, modes, cpus)
+        ax.set_title(facet_title(key), fontsize=9)
+        ax.grid(True, which="major", alpha=0.3)
+    fig.suptitle(f"{args.title}: {title}" if args.title else title, y=1 - 0.08 / height,
+                 va="top", fontsize=12)
+    handles = [plt.Line2D([], [], **style_args) for style_args in extra]
+    for wait in modes:
+        colour, marker, width = style(wait, modes)
+        handles.append(plt.Line2D([], [], color=colour, marker=marker, lw=width, label=wait))
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 6), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, 1 - 0.36 / height))
+    fig.text(0.01, 0.08 / height, "\n".join(footer), fontsize=7, color="0.3", va="bottom")
+    path = os.path.join(args.out, name)
+    try:
+        fig.savefig(path, dpi=DPI)
+    except OSError as e:
+        raise PlotError(f"{path}: cannot write: {e.strerror}") from None
+    finally:
+        plt.close(fig)
+    return path
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("csv", help="the CSV that `boreal bench --csv` wrote")
+    parser.add_argument("--out", required=True, help="directory for the PNGs (created)")
+    parser.add_argument("--title", default="", help="prefix of every figure's title")
+    args = parser.parse_args(argv)
+    try:
+        meta, rows = read_bench(args.csv)
+        rows = usable_rows(args.csv, rows, lambda m: print(f"bench_plot: warning: {m}",
+                                                           file=sys.stderr))
+        facets, modes = group_facets(rows), wait_modes(rows)
+        cpus = parse_metadata(meta).get("cpus", "")
+        cpus = float(cpus) if cpus.isdigit() else math.ceil(max(r["cores"] or 0 for r in rows))
+        plt = pyplot()
+        try:
+            os.makedirs(args.out, exist_ok=True)
+        except OSError as e:
+            raise PlotError(f"{args.out}: cannot create: {e.strerror}") from None
+        for figure in FIGURES:
+            print(render(plt, figure, facets, modes, max(cpus, 1), meta, args), flush=True)
+    except PlotError as e:
+        print(f"bench_plot: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
