@@ -266,9 +266,9 @@ struct BenchFlags {
   std::vector<std::string> media, waits, rates;
   std::vector<std::uint32_t> tuple_bytes, batch_bytes;
   std::string provider;
-  int repeats = 0;
-  double duration_s = 0, warmup_s = -1;
-  std::int64_t latency_budget_us = 0;
+  std::optional<int> repeats;
+  std::optional<double> duration_s, warmup_s;
+  std::optional<std::int64_t> latency_budget_us;
   std::string file = default_demo_file();
   std::string out = "bench-out";
   int time_limit_min = 60;
@@ -318,10 +318,10 @@ struct BenchFlags {
     }
     if (!tuple_bytes.empty()) grid.tuple_bytes = tuple_bytes;
     if (!batch_bytes.empty()) grid.batch_bytes = batch_bytes;
-    if (repeats != 0) grid.repeats = repeats;
-    if (duration_s != 0) grid.duration = std::chrono::duration<double>(duration_s);
-    if (warmup_s >= 0) grid.warmup = std::chrono::duration<double>(warmup_s);
-    if (latency_budget_us != 0) grid.latency_budget_us = latency_budget_us;
+    if (repeats) grid.repeats = *repeats;
+    if (duration_s) grid.duration = std::chrono::duration<double>(*duration_s);
+    if (warmup_s) grid.warmup = std::chrono::duration<double>(*warmup_s);
+    if (latency_budget_us) grid.latency_budget_us = *latency_budget_us;
     return grid;
   }
 };

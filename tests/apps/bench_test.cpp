@@ -1,0 +1,293 @@
+// `boreal bench`: the grid, its schedule, the reduction to medians, the CSV and the table, and
+// one small sweep through the real binary.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "app_test_support.hpp"
+#include "runtime/bench_plan.hpp"
+#include "runtime/bench_report.hpp"
+
+namespace boreal::runtime {
+namespace {
+
+using test::run;
+using test::TempDir;
+
+RatePoint rate(const std::string& text) { return parse_rate_point(text).value(); }
+
+TEST(BenchRates, ParsesEveryForm) {
+  EXPECT_EQ(rate("idle").kind, RatePoint::Kind::idle);
+  EXPECT_EQ(rate("max").kind, RatePoint::Kind::max);
+  const auto ten = rate("10%");
+  EXPECT_EQ(ten.kind, RatePoint::Kind::fraction);
+  EXPECT_DOUBLE_EQ(ten.value, 0.1);
+  EXPECT_EQ(ten.label, "10%");
+  EXPECT_EQ(rate("2.5%").label, "2.5%");
+  EXPECT_DOUBLE_EQ(*rate("2.5%").offered(2e6), 50000.0);
+  EXPECT_EQ(rate("100k").label, "100000");
+  EXPECT_DOUBLE_EQ(rate("1.5M").value, 1.5e6);
+  EXPECT_DOUBLE_EQ(*rate("100000").offered(7e6), 100000.0);
+  EXPECT_EQ(*rate("idle").offered(7e6), 0.0);
+  EXPECT_FALSE(rate("max").offered(7e6).has_value());
+}
+
+TEST(BenchRates, RejectsWhatIsNotARate) {
+  const std::string accepted =
+      " (expected idle, max, a percentage of the maximum such as 10%, or tuples/s such as 100000 "
+      "or 100k)";
+  EXPECT_EQ(parse_rate_point("fast").error().message, "--rates: 'fast' is not a rate" + accepted);
+  EXPECT_EQ(parse_rate_point("0").error().message, "--rates: '0' is not a rate" + accepted);
+  EXPECT_EQ(parse_rate_point("-5k").error().message, "--rates: '-5k' is not a rate" + accepted);
+  EXPECT_EQ(parse_rate_point("").error().message, "--rates: '' is not a rate" + accepted);
+  EXPECT_EQ(parse_rate_point("150%").error().message,
+            "--rates: '150%': a percentage of the maximum must be in (0, 100]");
+  EXPECT_EQ(parse_rate_point("0%").error().message,
+            "--rates: '0%': a percentage of the maximum must be in (0, 100]");
+}
+
+BenchGrid small_grid() {
+  BenchGrid grid;
+  grid.media = {"tcp", "fabric-rma"};
+  grid.waits = {"block", "sleep"};
+  grid.rates = {rate("idle"), rate("50%"), rate("max")};
+  grid.tuple_bytes = {64};
+  grid.batch_bytes = {32768};
+  grid.repeats = 2;
+  return grid;
+}
+
+std::string describe(const BenchGrid& grid, const std::vector<BenchRun>& runs) {
+  std::string text;
+  for (const auto& r : runs) {
+    text += std::to_string(r.group) + ":" + r.wait + ":" +
+            (r.rate == kCalibrationRun ? std::string("cal") : grid.rates[r.rate].label) + ":" +
+            std::to_string(r.repeat) + " ";
+  }
+  return text;
+}
+
+TEST(BenchSchedule, MaxFirstThenRepeatsOutermost) {
+  const BenchGrid grid = small_grid();
+  ASSERT_EQ(groups(grid).size(), 2U);
+  EXPECT_EQ(groups(grid)[1].medium, "fabric-rma");
+  const auto runs = schedule(grid);
+  ASSERT_EQ(runs.size(), 24U);
+  const std::string group0 =
+      "0:block:max:0 0:sleep:max:0 0:block:max:1 0:sleep:max:1 "
+      "0:block:idle:0 0:sleep:idle:0 0:block:50%:0 0:sleep:50%:0 "
+      "0:block:idle:1 0:sleep:idle:1 0:block:50%:1 0:sleep:50%:1 ";
+  EXPECT_EQ(describe(grid, runs).substr(0, group0.size()), group0);
+  EXPECT_EQ(runs[12].group, 1U);
+  EXPECT_DOUBLE_EQ(estimate(grid, runs.size()).count(), 24 * (1.0 + 3.0 + 0.7));
+}
+
+TEST(BenchSchedule, FractionsWithoutMaxGetOneCalibrationRun) {
+  BenchGrid grid = small_grid();
+  grid.media = {"tcp"};
+  grid.rates = {rate("10%"), rate("100k")};
+  grid.repeats = 1;
+  EXPECT_EQ(describe(grid, schedule(grid)),
+            "0:block:cal:0 0:block:10%:0 0:sleep:10%:0 0:block:100000:0 0:sleep:100000:0 ");
+  grid.rates = {rate("100k")};
+  EXPECT_EQ(describe(grid, schedule(grid)), "0:block:100000:0 0:sleep:100000:0 ");
+}
+
+TEST(BenchGridCheck, NamesEveryProblem) {
+  BenchGrid grid;
+  grid.media = {"udp", "inproc"};
+  grid.waits = {"nap"};
+  grid.repeats = 0;
+  grid.duration = std::chrono::duration<double>(0);
+  grid.latency_budget_us = -1;
+  grid.tuple_bytes = {0};
+  EXPECT_EQ(check(grid),
+            (std::vector<std::string>{
+                "--rates: give at least one rate",
+                "--batch-bytes: give at least one size",
+                "--repeats: must be at least 1, got 0",
+                "--duration: must be positive, got 0",
+                "--latency-budget: must be positive, got -1",
+                "--media: unknown medium 'udp' (valid: tcp, inproc, fabric-msg, fabric-rma)",
+                "--media: inproc runs inside one node; the sweep measures media between nodes",
+                "--waits: unknown wait mode 'nap' (valid: busy, block, sleep, backoff, adaptive)",
+                "--tuple-bytes: sizes must be positive, got 0"}));
+  EXPECT_TRUE(check(full_grid()).empty());
+  EXPECT_TRUE(check(quick_grid()).empty());
+}
+
+TEST(BenchReport, SpreadIsMedianMinMax) {
+  const Spread odd = spread_of({5, 1, 3});
+  EXPECT_EQ(odd.median, 3);
+  EXPECT_EQ(odd.min, 1);
+  EXPECT_EQ(odd.max, 5);
+  EXPECT_EQ(spread_of({4, 1, 3, 2}).median, 2.5);
+  EXPECT_EQ(spread_of({}).median, 0);
+}
+
+BenchSample sample(std::size_t rate_index, const std::string& wait, int repeat,
+                   std::optional<double> offered, double tuples_per_s, double cpu, double p99,
+                   bool ok = true) {
+  RunSummary s;
+  s.config.medium = "tcp";
+  s.config.latency_budget_us = 200;
+  s.tuples_per_s = tuples_per_s;
+  s.cpu_us_per_tuple_machine = cpu;
+  s.cores_machine = cpu * tuples_per_s / 1e6;
+  s.latency.p99_us = p99;
+  return {{0, wait, rate_index, repeat}, offered, s, ok};
+}
+
+// Grid tcp × {block, adaptive} × {idle, 50%, max}, two repeats.
+std::vector<BenchSample> samples() {
+  return {
+      sample(2, "block", 0, std::nullopt, 10e6, 0.2, 900),
+      sample(2, "adaptive", 0, std::nullopt, 8e6, 0.25, 800),
+      sample(2, "block", 1, std::nullopt, 12e6, 0.18, 700),
+      sample(2, "adaptive", 1, std::nullopt, 9e6, 0.22, 600),
+      sample(0, "block", 0, 0.0, 0, 0, 0),
+      sample(0, "adaptive", 0, 0.0, 0, 0, 0, false),
+      sample(1, "block", 0, 5.5e6, 5.5e6, 0.30, 400),
+      sample(1, "adaptive", 0, 5.5e6, 5.5e6, 0.33, 300),
+  };
+}
+
+BenchGrid report_grid() {
+  BenchGrid grid;
+  grid.media = {"tcp"};
+  grid.waits = {"block", "adaptive"};
+  grid.rates = {rate("idle"), rate("50%"), rate("max")};
+  grid.tuple_bytes = {64};
+  grid.batch_bytes = {32768};
+  grid.repeats = 2;
+  return grid;
+}
+
+TEST(BenchReport, MaximumIsTheBestWaitModesMedian) {
+  // block: median of 10 M and 12 M = 11 M; adaptive 8.5 M.
+  EXPECT_DOUBLE_EQ(group_max(samples(), 0), 11e6);
+  EXPECT_DOUBLE_EQ(group_max(samples(), 1), 0.0);
+}
+
+TEST(BenchReport, RowsHoldMediansSpreadAndGoodRepeats) {
+  const auto rows = aggregate(report_grid(), samples());
+  ASSERT_EQ(rows.size(), 6U);
+  EXPECT_EQ(rows[0].rate.label, "idle");
+  EXPECT_EQ(rows[0].wait, "block");
+  EXPECT_EQ(rows[1].wait, "adaptive");
+  EXPECT_EQ(rows[1].repeats, 1);
+  EXPECT_EQ(rows[1].ok_repeats, 0);
+  const BenchRow& max_block = rows[4];
+  EXPECT_EQ(max_block.rate.label, "max");
+  EXPECT_EQ(max_block.repeats, 2);
+  EXPECT_EQ(max_block.ok_repeats, 2);
+  EXPECT_DOUBLE_EQ(max_block.tuples_per_s.median, 11e6);
+  EXPECT_DOUBLE_EQ(max_block.tuples_per_s.min, 10e6);
+  EXPECT_DOUBLE_EQ(max_block.cpu_us_per_tuple.median, 0.19);
+  EXPECT_DOUBLE_EQ(max_block.p99_us.max, 900);
+  EXPECT_DOUBLE_EQ(max_block.max_rate, 11e6);
+  EXPECT_FALSE(max_block.offered_rate.has_value());
+}
+
+TEST(BenchReport, CsvLeavesPerTupleCellsOfIdleAndFailedPointsEmpty) {
+  BenchMeta meta;
+  meta.host = "h";
+  meta.cpus = 2;
+  meta.kernel = "6.1";
+  meta.cpu_model = "cpu";
+  meta.commit = "abc";
+  meta.date = "2026-11-23T00:00:00Z";
+  meta.command = "boreal bench --quick";
+  const std::string csv = to_csv(meta, aggregate(report_grid(), samples()));
+  std::istringstream in(csv);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 9U);
+  EXPECT_EQ(lines[0], "# boreal bench: host=h cpus=2 kernel=6.1 cpu=\"cpu\" commit=abc date=2026-11-23T00:00:00Z");
+  EXPECT_EQ(lines[1], "# command: boreal bench --quick");
+  EXPECT_EQ(lines[2].substr(0, 60), "medium,provider,wait,tuple_bytes,batch_bytes,rate_label,offe");
+  EXPECT_EQ(lines[3], "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0");
+  EXPECT_EQ(lines[4], "tcp,,adaptive,64,32768,idle,0,1.1e+07,1,0,,,,,,,,,,,,,,,,,200,,,,,,");
+  EXPECT_EQ(lines[5].substr(0, 58), "tcp,,block,64,32768,50%,5.5e+06,1.1e+07,1,1,5.5e+06,5.5e+0");
+}
+
+TEST(BenchReport, TableShowsBestFixedModeAndAdaptivesRatio) {
+  BenchMeta meta;
+  const std::string table = summary_table(meta, report_grid(), aggregate(report_grid(), samples()));
+  EXPECT_NE(table.find("tcp, 64-byte tuples, 32768-byte frames; maximum 11.00 M tuples/s; median of 2\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  CPU-us/tuple         idle      50%      max\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  block               0.00c    0.300    0.190\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  adaptive           failed    0.330    0.235\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  best fixed          block    block    block\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  adaptive/best           -     1.10     1.24\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  adaptive                -      300      700\n"), std::string::npos) << table;
+}
+
+TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {
+  TempDir dir;
+  const auto out = run(std::string(BOREAL_BIN) + " bench --rates 5%,fast --repeats 0 --media udp --out " +
+                       dir.file("out"));
+  EXPECT_EQ(out.status, 2);
+  EXPECT_EQ(out.text,
+            "bench: --rates: 'fast' is not a rate (expected idle, max, a percentage of the maximum "
+            "such as 10%, or tuples/s such as 100000 or 100k)\n"
+            "bench: --repeats: must be at least 1, got 0\n"
+            "bench: --media: unknown medium 'udp' (valid: tcp, inproc, fabric-msg, fabric-rma)\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
+  const auto long_grid = run(std::string(BOREAL_BIN) + " bench --time-limit 5 --out " + dir.file("out"));
+  EXPECT_EQ(long_grid.status, 2);
+  EXPECT_EQ(long_grid.text,
+            "bench: this grid is 270 runs, about 21m09s, over --time-limit 5m00s; drop media, wait "
+            "modes or rates, lower --repeats, --duration or --warmup, or raise --time-limit\n");
+}
+
+TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
+  TempDir dir;
+  const std::string out_dir = dir.file("out");
+  const auto out = run(std::string(BOREAL_BIN) +
+                       " bench --media tcp --waits block,sleep --rates idle,50%,max --repeats 1 "
+                       "--duration 0.3 --warmup 0.1 --no-iperf --no-plots --out " + out_dir);
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("[  6/6 "), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("  best fixed "), std::string::npos) << out.text;
+  const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
+  ASSERT_EQ(lines.size(), 7U);  // the header and six runs
+  EXPECT_EQ(lines[0]["kind"], "bench");
+  EXPECT_EQ(lines[0]["grid"]["rates"], (nlohmann::json{"idle", "50%", "max"}));
+  EXPECT_NE(lines[0]["command"].get<std::string>().find("bench --media tcp"), std::string::npos);
+  double max_rate = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const auto& run_line = lines[i];
+    EXPECT_EQ(run_line["kind"], "run");
+    EXPECT_TRUE(run_line["bench"]["ok"].get<bool>()) << run_line.dump();
+    EXPECT_EQ(run_line["lost"], 0);
+    EXPECT_EQ(run_line["warmup_s"], 0.1);
+    if (run_line["bench"]["rate_label"] == "max") {
+      max_rate = std::max(max_rate, run_line["tuples_per_s"].get<double>());
+    }
+  }
+  // Runs 3 and 4 are idle (nothing sent), 5 and 6 offer half the better max.
+  EXPECT_EQ(lines[3]["bench"]["rate_label"], "idle");
+  EXPECT_EQ(lines[3]["tuples_sent"], 0);
+  EXPECT_EQ(lines[5]["bench"]["rate_label"], "50%");
+  EXPECT_NEAR(lines[5]["offered_rate"].get<double>(), max_rate / 2, 1.0);
+  // Medium to rate label (the first six cells) of every row, in order.
+  std::istringstream in(test::read_file(out_dir + "/bench.csv"));
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::size_t end = 0;
+    for (int cells = 0; cells < 6 && end != std::string::npos; ++cells) end = line.find(',', end + 1);
+    rows.push_back(line.substr(0, end));
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"medium,provider,wait,tuple_bytes,batch_bytes,rate_label",
+                                            "tcp,,block,64,32768,idle", "tcp,,sleep,64,32768,idle",
+                                            "tcp,,block,64,32768,50%", "tcp,,sleep,64,32768,50%",
+                                            "tcp,,block,64,32768,max", "tcp,,sleep,64,32768,max"}));
+  EXPECT_EQ(test::read_file(out_dir + "/summary.txt").find("boreal bench: host="), 0U);
+}
+
+}  // namespace
+}  // namespace boreal::runtime
