@@ -488,6 +488,8 @@ TEST_F(AdaptiveWaitTest, BlocksWhenArrivalsAreRare) {
 
 TEST_F(AdaptiveWaitTest, HysteresisStopsFlappingNearTheThreshold) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
+  // (No episode ends inside its spin, so from the fifth on the spin is skipped: see
+  // SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode.)
   // Arrival gaps of 250 µs and 350 µs lie between L and 2L: the preference never changes.
   for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(last(episode(wait, i % 2 == 0 ? 4000.0 : 1e6 / 350.0)), sleep_event(180us))
@@ -508,8 +510,9 @@ TEST_F(AdaptiveWaitTest, HysteresisStopsFlappingNearTheThreshold) {
   const WaitStats& s = wait.stats();
   EXPECT_EQ(s.sleeps, 7u);
   EXPECT_EQ(s.blocks, 7u);
-  EXPECT_EQ(s.state_entries, (std::array<std::uint64_t, kIdleStateCount>{14, 7, 7}));
-  EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::spin)], 14 * 20us);
+  EXPECT_EQ(s.state_entries, (std::array<std::uint64_t, kIdleStateCount>{4, 7, 7}));
+  EXPECT_EQ(s.spin_skips, 10u);
+  EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::spin)], 4 * 20us);
   EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::sleep)], 7 * 200us);
   EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::block)], 7 * 1ms);
 }
@@ -519,9 +522,64 @@ TEST_F(AdaptiveWaitTest, WakeCostFollowsMeasuredOvershoot) {
   FakeClock::sleep_overshoot = 28us;
   episode(wait, 1e5);
   EXPECT_EQ(wait.wake_cost(), 21us);  // 20 + (28 − 20) / 8
-  // The next sleep is L − W = 179 µs, and the spin phase 21 µs.
+  // The next sleep is L − W = 179 µs; the spin stays 20 µs, capped by --spin-us.
   const auto events = episode(wait, 1e5);
-  EXPECT_EQ(events, concat({repeat("relax", 21), {sleep_event(179us)}}));
+  EXPECT_EQ(events, concat({repeat("relax", 20), {sleep_event(179us)}}));
+  FakeClock::sleep_overshoot = 4us;
+  for (int i = 0; i < 30; ++i) episode(wait, 1e5);
+  EXPECT_EQ(wait.wake_cost(), 4329ns);  // the EWMA has come down towards 4 µs
+  EXPECT_EQ(wait.spin_budget(), 4329ns);  // and the spin with it
+}
+
+TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode) {
+  BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
+  // Every episode outlasts its spin: success falls 1 → 7/8 → 0.77 → 0.67 → 0.59 < 2/3.
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(episode(wait, 1e5), concat({repeat("relax", 20), {sleep_event(180us)}})) << i;
+  }
+  EXPECT_LT(wait.spin_success(), kSpinPaysAbove);
+  for (int i = 5; i < 16; ++i) EXPECT_EQ(episode(wait, 1e5), std::vector<std::string>{sleep_event(180us)}) << i;
+  EXPECT_EQ(episode(wait, 1e5), concat({repeat("relax", 20), {sleep_event(180us)}}));  // the 16th
+  EXPECT_EQ(wait.stats().spin_skips, 11u);
+
+  // Now arrivals come inside the spin: the probes see it and spinning resumes.
+  auto caught_in_spin = [&] {
+    event_log().clear();
+    wait.idle(0, source_, hints_);
+    wait.idle(1, source_, hints_);
+    return event_log();
+  };
+  int episodes = 16;
+  while (wait.spin_success() <= kSpinPaysAbove && episodes < 200) {
+    const auto events = caught_in_spin();
+    ++episodes;
+    // A skipped spin goes straight to sleep; a probe relaxes and is caught.
+    EXPECT_EQ(events, std::vector<std::string>{episodes % 16 == 0 ? "relax" : sleep_event(180us)});
+  }
+  // The 16th probe also outlasted its spin (0.59 → 0.51); three caught probes, at episodes 32,
+  // 48 and 64, bring it back: 0.51 → 0.57 → 0.62 → 0.67.
+  EXPECT_EQ(episodes, 64);
+  EXPECT_EQ(caught_in_spin(), std::vector<std::string>{"relax"});
+}
+
+TEST_F(AdaptiveWaitTest, SleepsUntilTheDeadlineLessTheWakeUpCost) {
+  BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
+  hints_.arrival_rate_hz = 1e4;
+  hints_.free_capacity = 100;
+  hints_.deadline = FakeClock::now() + 20us + 100us;  // 100 µs after the spin
+  event_log().clear();
+  for (int i = 0; i < 21; ++i) wait.idle(0, source_, hints_);
+  EXPECT_EQ(event_log(), concat({repeat("relax", 20), {sleep_event(80us)}}));  // wakes at it
+  // 10 µs before a deadline, T − W is below the shortest sleep: it sleeps that, not spin.
+  hints_.deadline = FakeClock::now() + 10us;
+  event_log().clear();
+  wait.idle(0, source_, hints_);
+  EXPECT_EQ(event_log(), std::vector<std::string>{sleep_event(kMinSleep)});
+  // Under a microsecond before it, it polls again.
+  hints_.deadline = FakeClock::now() + 500ns;
+  event_log().clear();
+  wait.idle(0, source_, hints_);
+  EXPECT_EQ(event_log(), std::vector<std::string>{"relax"});
 }
 
 TEST_F(AdaptiveWaitTest, SpinBudgetIsAQuarterOfTheLatencyBudgetWhenThatIsSmaller) {
@@ -573,8 +631,9 @@ TEST(MakeWait, PassesTheConfigAndStatsOfFollowsTheAlternative) {
 
   c.mode = WaitMode::adaptive;
   c.spin = 3us;
+  c.latency_budget = 40us;
   wait = make_wait(c);
-  EXPECT_EQ(std::get<AdaptiveWait>(wait).wake_cost(), 3us);
+  EXPECT_EQ(std::get<AdaptiveWait>(wait).wake_cost(), 3us);  // min(spin, L/4 = 10 µs)
   EXPECT_EQ(stats_of(wait).polls, 0u);
 }
 

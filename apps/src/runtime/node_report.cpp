@@ -63,6 +63,7 @@ transport::WaitStats wait_stats_from_json(const json& j) {
   s.timeouts = j.value("timeouts", 0ULL);
   s.blocked = ns_from(j, "blocked_s");
   s.switches = j.value("switches", 0ULL);
+  s.spin_skips = j.value("spin_skips", 0ULL);
   if (j.contains("state_s")) {
     const auto& st = j["state_s"];
     s.state_time[0] = ns_from(st, "spin");
@@ -137,6 +138,7 @@ json to_json(const transport::WaitStats& s) {
           {"timeouts", s.timeouts},
           {"blocked_s", seconds(s.blocked)},
           {"switches", s.switches},
+          {"spin_skips", s.spin_skips},
           {"state_s",
            {{"spin", seconds(s.state_time[0])},
             {"sleep", seconds(s.state_time[1])},

@@ -1,19 +1,28 @@
 // `adaptive`: chooses, per idle episode, between spinning, sleeping and blocking from the
-// measured load and the latency budget (first version of WAIT_MODES.md's algorithm).
+// measured load and the latency budget (WAIT_MODES.md's algorithm).
 //
-// An idle episode is the run of empty polls between two polls that did work.
-//  1. Spin for S = min(W, L/4): W is the measured wake-up cost, so an arrival within one
-//     wake-up is caught at no more than twice the optimal cost (competitive spinning).
-//  2. If arrivals are expected within the budget (1/λ < L), sleep T = min(L − W, f·C/λ) and
-//     then drain: few wake-ups at high rates, bounded added latency.
+// An idle episode is the run of empty polls between two polls that did work; a poll that
+// finds work never waits, so while batches keep coming the thread stays awake.
+//  1. Spin for S = min(W, L/4, --spin-us): W is the measured wake-up cost, so an arrival within
+//     one wake-up is caught at no more than twice the optimal cost (competitive spinning).
+//     The spin is skipped while it does not pay: an EWMA of how often an episode ended inside
+//     its spin must stay above 2/3 (spinning S and then waking anyway costs about 2W, catching
+//     the arrival less than W/2 on average). Every 16th episode spins anyway, to notice a
+//     change in the gaps.
+//  2. If arrivals are expected within the budget (1/λ < L), sleep T − W with
+//     T = min(L, f·C/λ, time to the next deadline): the wake-up lands when T ends, the ring
+//     cannot fill, and the thread's own timers are served on time. When T − W is below the
+//     shortest sleep the thread still sleeps that shortest sleep rather than spin, unless the
+//     deadline is under a microsecond away.
 //  3. Otherwise arm, poll once more and block until an event or the deadline.
 // Sleep ↔ block has hysteresis: block is chosen when 1/λ > 2L and left when 1/λ < L.
-// W starts at WaitConfig::spin and follows the measured overshoot of real sleeps (EWMA),
-// which is what a timer wake-up costs on this machine.
+// W starts at min(WaitConfig::spin, L/4) and follows the measured overshoot of real sleeps
+// (EWMA, weight 1/8), which is what a timer wake-up costs on this machine.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 
 #include <boreal/transport/block_wait.hpp>
@@ -25,46 +34,44 @@
 
 namespace boreal::transport {
 
+// One episode in kSpinProbeEvery spins its full budget even when spinning does not pay.
+inline constexpr std::uint32_t kSpinProbeEvery = 16;
+// Spinning pays while more than this share of episodes end inside the spin.
+inline constexpr double kSpinPaysAbove = 2.0 / 3.0;
+
 template <class Clock = SteadyClock>
 class BasicAdaptiveWait {
  public:
-  explicit BasicAdaptiveWait(WaitConfig config) : config_(config), wake_cost_(config.spin) {}
+  explicit BasicAdaptiveWait(WaitConfig config)
+      : config_(config),
+        wake_cost_(std::min<std::chrono::nanoseconds>(config.spin, config.latency_budget / 4)) {}
 
   void idle(int work, Waitable& source, const LoadHints& hints) {
     ++stats_.polls;
     if (work > 0) {
       // The hot path reads the clock only when an idle episode ends.
-      if (episode_start_) {
-        close_state(Clock::now());
-        episode_start_.reset();
-      }
+      if (episode_start_) end_episode(Clock::now());
       return;
     }
     const auto now = Clock::now();
     ++stats_.empty_polls;
-    if (!episode_start_) {
-      episode_start_ = now;
-      enter(IdleState::spin, now);
-    }
-    if (now - *episode_start_ < spin_budget()) {
+    if (!episode_start_) begin_episode(now);
+    if (now - *episode_start_ < episode_spin_) {
       ++stats_.spins;
       Clock::relax();
       return;
     }
+    reached_wait_ = true;
     update_preference(hints.arrival_rate_hz);
     if (!prefer_block_) {
-      WaitConfig sleep_config = config_;
-      sleep_config.latency_budget = std::chrono::duration_cast<std::chrono::microseconds>(
-          std::max<std::chrono::nanoseconds>(config_.latency_budget - wake_cost_, kMinSleep));
-      const auto t = sleep_interval(sleep_config, hints, now);
-      if (t < kMinSleep) {
+      const auto t = sleep_interval(config_, hints, now);
+      if (t < kMinSleep) {  // a deadline or a full ring is (almost) due: poll again
         ++stats_.spins;
         Clock::relax();
         return;
       }
       enter(IdleState::sleep, now);
-      const auto overshoot = detail::sleep_measured<Clock>(t, stats_);
-      // EWMA with weight 1/8: follows a change within a few dozen sleeps, ignores one outlier.
+      const auto overshoot = detail::sleep_measured<Clock>(std::max(t - wake_cost_, kMinSleep), stats_);
       wake_cost_ += (overshoot - wake_cost_) / 8;
     } else {
       enter(IdleState::block, now);
@@ -76,10 +83,33 @@ class BasicAdaptiveWait {
   [[nodiscard]] std::chrono::nanoseconds wake_cost() const noexcept { return wake_cost_; }
   [[nodiscard]] bool prefers_block() const noexcept { return prefer_block_; }
   [[nodiscard]] std::chrono::nanoseconds spin_budget() const noexcept {
-    return std::min<std::chrono::nanoseconds>(wake_cost_, config_.latency_budget / 4);
+    return std::min<std::chrono::nanoseconds>(
+        {wake_cost_, config_.spin, std::chrono::duration_cast<std::chrono::nanoseconds>(config_.latency_budget) / 4});
   }
+  // EWMA of the share of (spinning) episodes that ended inside their spin.
+  [[nodiscard]] double spin_success() const noexcept { return spin_success_; }
 
  private:
+  void begin_episode(typename Clock::time_point now) {
+    episode_start_ = now;
+    reached_wait_ = false;
+    const bool probe = ++episodes_ % kSpinProbeEvery == 0;
+    spinning_ = probe || spin_success_ > kSpinPaysAbove;
+    episode_spin_ = spinning_ ? spin_budget() : std::chrono::nanoseconds::zero();
+    if (spinning_) {
+      enter(IdleState::spin, now);
+    } else {
+      ++stats_.spin_skips;
+    }
+  }
+  void end_episode(typename Clock::time_point now) {
+    if (spinning_) {
+      const double caught = reached_wait_ ? 0.0 : 1.0;
+      spin_success_ += (caught - spin_success_) / 8;
+    }
+    close_state(now);
+    episode_start_.reset();
+  }
   void update_preference(double rate_hz) {
     const double budget_s = std::chrono::duration<double>(config_.latency_budget).count();
     const double gap_s = rate_hz > 0.0 ? 1.0 / rate_hz : 1e30;
@@ -107,6 +137,11 @@ class BasicAdaptiveWait {
   WaitStats stats_;
   std::chrono::nanoseconds wake_cost_;
   std::optional<typename Clock::time_point> episode_start_;
+  std::chrono::nanoseconds episode_spin_{0};
+  bool spinning_ = true;
+  bool reached_wait_ = false;
+  double spin_success_ = 1.0;  // optimistic: spin until the gaps show it does not pay
+  std::uint64_t episodes_ = 0;
   bool prefer_block_ = false;
   IdleState state_ = IdleState::spin;
   std::optional<typename Clock::time_point> state_since_;

@@ -27,6 +27,7 @@ struct WaitStats {
   std::chrono::nanoseconds blocked{0};
   // Adaptive mode: how often the chosen state changed and how long each lasted.
   std::uint64_t switches = 0;
+  std::uint64_t spin_skips = 0;   // idle episodes that skipped spinning (it was not paying)
   std::array<std::chrono::nanoseconds, kIdleStateCount> state_time{};
   std::array<std::uint64_t, kIdleStateCount> state_entries{};
 };
