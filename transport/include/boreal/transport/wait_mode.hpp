@@ -26,8 +26,8 @@ struct WaitConfig {
   // Largest delay the wait may add to a tuple (sleep, adaptive). 200 µs by default: about
   // ten wake-ups of a 2-vCPU VM (TRANSPORT_NOTES.md §3), well under a typical streaming SLO.
   std::chrono::microseconds latency_budget{200};
-  // Spin budget before yielding/blocking (backoff; adaptive uses min(this, budget/4) until it
-  // has measured the wake-up cost). 20 µs ~ two wake-ups' CPU cost on the reference VM.
+  // Spin budget before yielding/blocking (backoff). Adaptive spins min(this, budget/4, the
+  // measured wake-up cost). 20 µs ~ two wake-ups' CPU cost on the reference VM.
   std::chrono::microseconds spin{20};
   // Fraction of the time-to-full that one sleep may use (the seed's f).
   double sleep_fraction = 0.5;
