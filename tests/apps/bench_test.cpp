@@ -238,9 +238,21 @@ TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
   const auto long_grid = run(std::string(BOREAL_BIN) + " bench --time-limit 5 --out " + dir.file("out"));
   EXPECT_EQ(long_grid.status, 2);
+  // 270 runs of 1 + 3 + 0.7 s, and 7 strategies x 3 rates x 3 repeats of 2 + 0.3 s.
   EXPECT_EQ(long_grid.text,
-            "bench: this grid is 270 runs, about 21m09s, over --time-limit 5m00s; drop media, wait "
+            "bench: this grid is 333 runs, about 23m34s, over --time-limit 5m00s; drop media, wait "
             "modes or rates, lower --repeats, --duration or --warmup, or raise --time-limit\n");
+  const auto bad_loops = run(std::string(BOREAL_BIN) + " bench --loops epoll,none --loop-rates 10%,x");
+  EXPECT_EQ(bad_loops.status, 2);
+  EXPECT_EQ(bad_loops.text,
+            "bench: --loop-rates: 'x' is not a rate (expected idle, max, a percentage of the maximum "
+            "such as 10%, or tuples/s such as 100000 or 100k)\n"
+            "bench: --loops: unknown event-loop strategy 'epoll' (valid: epoll-rearm, epoll-lazy, "
+            "epoll-et, uring-batched, recycled, thread-per-link, sigio, or none)\n"
+            "bench: --loops: unknown event-loop strategy 'none' (valid: epoll-rearm, epoll-lazy, "
+            "epoll-et, uring-batched, recycled, thread-per-link, sigio, or none)\n"
+            "bench: --loop-rates: '10%': the event-loop study takes tuples/s or max, not idle or "
+            "percentages\n");
 }
 
 TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
@@ -248,9 +260,11 @@ TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
   const std::string out_dir = dir.file("out");
   const auto out = run(std::string(BOREAL_BIN) +
                        " bench --media tcp --waits block,sleep --rates idle,50%,max --repeats 1 "
-                       "--duration 0.3 --warmup 0.1 --no-iperf --no-plots --out " + out_dir);
+                       "--duration 0.3 --warmup 0.1 --loops epoll-et,sigio --loop-rates 20k "
+                       "--no-iperf --no-plots --out " + out_dir);
   ASSERT_EQ(out.status, 0) << out.text;
-  EXPECT_NE(out.text.find("[  6/6 "), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("[  6/8 "), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("[  8/8] event loop sigio 20000 #1: "), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("  best fixed "), std::string::npos) << out.text;
   const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
   ASSERT_EQ(lines.size(), 7U);  // the header and six runs
@@ -287,6 +301,12 @@ TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
                                             "tcp,,block,64,32768,50%", "tcp,,sleep,64,32768,50%",
                                             "tcp,,block,64,32768,max", "tcp,,sleep,64,32768,max"}));
   EXPECT_EQ(test::read_file(out_dir + "/summary.txt").find("boreal bench: host="), 0U);
+  std::istringstream loops(test::read_file(out_dir + "/event_loops.csv"));
+  std::vector<std::string> loop_rows;
+  for (std::string line; std::getline(loops, line);) {
+    if (!line.empty() && line[0] != '#') loop_rows.push_back(line.substr(0, line.find(",", line.find(",") + 1)));
+  }
+  EXPECT_EQ(loop_rows, (std::vector<std::string>{"strategy,rate_label", "epoll-et,20000", "sigio,20000"}));
 }
 
 }  // namespace

@@ -234,7 +234,9 @@ BenchSample run_one(const BenchOptions& options, const BenchRun& run, const Benc
 
 int run_bench(const BenchOptions& options, std::ostream& out) {
   const BenchGrid& grid = options.grid;
-  if (auto problems = check(grid); !problems.empty()) {
+  auto problems = check(grid);
+  for (auto& p : check(options.loops)) problems.push_back(std::move(p));
+  if (!problems.empty()) {
     for (const auto& p : problems) std::cerr << "bench: " << p << '\n';
     return 2;
   }
@@ -243,10 +245,13 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     return 2;
   }
   const auto runs = schedule(grid);
-  const auto expected = estimate(grid, runs.size());
+  const std::size_t study_runs = loop_runs(options.loops);
+  const std::size_t total_runs = runs.size() + study_runs;
+  const auto expected = estimate(grid, runs.size()) +
+                        static_cast<double>(study_runs) * (options.loops.duration + Seconds(0.3));
   const Seconds limit = options.time_limit;
   if (expected > limit) {
-    std::cerr << "bench: this grid is " << runs.size() << " runs, about " << duration_text(expected)
+    std::cerr << "bench: this grid is " << total_runs << " runs, about " << duration_text(expected)
               << ", over --time-limit " << duration_text(limit)
               << "; drop media, wait modes or rates, lower --repeats, --duration or --warmup, or "
                  "raise --time-limit\n";
@@ -263,7 +268,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   BenchMeta meta = describe_machine(options.command);
   std::ostream* progress = options.progress;
   if (progress != nullptr) {
-    *progress << "bench: " << runs.size() << " runs of " << Seconds(grid.warmup).count() << " s warm-up + "
+    *progress << "bench: " << total_runs << " runs of " << Seconds(grid.warmup).count() << " s warm-up + "
               << grid.duration.count() << " s, about " << duration_text(expected) << "; writing "
               << options.out_dir << "/\n";
   }
@@ -316,10 +321,10 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     if (!sample.ok) ++failures;
     if (progress != nullptr) {
       const Seconds spent = Clock::now() - start;
-      const Seconds left = spent / static_cast<double>(i + 1) * static_cast<double>(runs.size() - i - 1);
+      const Seconds left = spent / static_cast<double>(i + 1) * static_cast<double>(total_runs - i - 1);
       char head[160];
       std::snprintf(head, sizeof head, "[%3zu/%zu %s, ~%s left] %s %uB %s %s (%s) #%d: ", i + 1,
-                    runs.size(), duration_text(spent).c_str(), duration_text(left).c_str(),
+                    total_runs, duration_text(spent).c_str(), duration_text(left).c_str(),
                     group.medium.c_str(), group.tuple_bytes, run.wait.c_str(), label.c_str(),
                     rate_text(rate).c_str(), run.repeat + 1);
       *progress << head;
@@ -346,10 +351,17 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     samples.push_back(std::move(sample));
   }
 
+  std::vector<LoopRow> loop_rows;
+  if (study_runs > 0 && !cut_short) {
+    loop_rows = run_loops(options.loops, progress, runs.size(), total_runs);
+    std::ofstream(options.out_dir + "/event_loops.csv", std::ios::trunc) << loops_csv(meta, loop_rows);
+    for (const auto& row : loop_rows) failures += row.repeats - row.ok_repeats;
+  }
   const auto rows = aggregate(grid, samples);
   const std::string csv_path = options.out_dir + "/bench.csv";
   std::ofstream(csv_path, std::ios::trunc) << to_csv(meta, rows);
-  const std::string table = summary_table(meta, grid, rows);
+  const std::string table =
+      summary_table(meta, grid, rows) + (loop_rows.empty() ? std::string() : loops_table(loop_rows));
   std::ofstream(options.out_dir + "/summary.txt", std::ios::trunc) << table;
   out << table;
   if (options.plots) {

@@ -2,6 +2,7 @@
 // progress, keeps to a time limit, and writes what it measured:
 //   OUT/bench.jsonl   a header line (machine, commit, command, grid) and every run's summary
 //   OUT/bench.csv     one row per grid point: medians and spread (bench_report.hpp)
+//   OUT/event_loops.csv  the event-loop study: one row per strategy and rate
 //   OUT/summary.txt   the summary table, also printed on stdout
 //   OUT/*.png         CPU per tuple, p99 latency and throughput against cores, drawn by
 //                     scripts/bench_plot.py (matplotlib) when a Python with matplotlib is there
@@ -11,12 +12,14 @@
 #include <ostream>
 #include <string>
 
+#include "runtime/bench_loops.hpp"
 #include "runtime/bench_plan.hpp"
 
 namespace boreal::runtime {
 
 struct BenchOptions {
   BenchGrid grid;
+  LoopPlan loops;  // the event-loop study, after the grid
   std::string out_dir = "bench-out";
   // The sweep refuses to start when its estimate exceeds this, and stops starting runs once
   // it has run 25 % past it (what ran is still reported).
