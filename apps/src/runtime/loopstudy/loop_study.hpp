@@ -15,9 +15,11 @@
 // on a new one (the sender waits for the receiver's close before connecting again, so a
 // link never has two connections at once).
 //
-// Every syscall the harness makes on either end goes through a counter; the counts are
-// exact except io_uring_enter, counted once per liburing submit-and-wait call (one
-// io_uring_enter on kernels with IORING_FEAT_EXT_ARG, which is every kernel since 5.11).
+// Every syscall the harness makes on either end goes through a counter (syscalls.hpp), so
+// the counts are exact; io_uring_enter is counted per liburing submit-and-wait call, which
+// makes exactly one on kernels with IORING_FEAT_EXT_ARG (5.11+) when no completion is
+// already waiting (uring_loops.cpp skips the call otherwise). Not counted: io_uring_setup,
+// epoll/thread creation, and the /proc/stat and getrusage reads of the measurement.
 #pragma once
 
 #include <chrono>
