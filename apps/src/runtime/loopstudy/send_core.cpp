@@ -51,7 +51,7 @@ transport::Result<void> SendCore::connect(SendLink& link) {
   conn->head = conn->committed = 0;
   conn->frames = 0;
   conn->fd = sys_.socket();
-  if (conn->fd < 0) return fail(ErrorCategory::io, errno, link_name(link) + ": socket: " + std::strerror(errno));
+  if (conn->fd < 0) return os_error(link_name(link) + ": socket", errno);
   link.conn = std::move(conn);
   const int fd = link.conn->fd;
   const int one = 1;
