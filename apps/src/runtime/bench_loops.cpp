@@ -50,7 +50,12 @@ std::vector<LoopRow> run_loops(const LoopPlan& plan, std::ostream* progress, std
       continue;
     }
     for (const auto& rate : plan.rates) {
-      rows.push_back({info.name, info.description, rate.label, rate.offered(0).value_or(0.0)});
+      LoopRow row;
+      row.strategy = info.name;
+      row.description = info.description;
+      row.rate_label = rate.label;
+      row.offered_rate = rate.offered(0).value_or(0.0);
+      rows.push_back(std::move(row));
     }
   }
   // Repeats outermost, as in the main grid.
