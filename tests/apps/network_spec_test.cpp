@@ -587,6 +587,26 @@ TEST(ApplyOverrides, TransportFlagsOverrideDefaultsAndEveryLink) {
   }
 }
 
+TEST(ApplyOverrides, FlushIsHalfTheBudgetUnlessGiven) {
+  NetworkSpec spec = demo_with_link();
+  EXPECT_EQ(spec.streams[0].transport.flush, microseconds(100));  // budget 200 µs
+  Overrides flags;
+  flags.latency_budget_us = 1000;
+  ASSERT_TRUE(apply_overrides(spec, flags));
+  EXPECT_EQ(spec.transport.flush, microseconds(500));
+  EXPECT_EQ(spec.streams[0].transport.flush, microseconds(500));
+  flags.flush_us = 50;
+  ASSERT_TRUE(apply_overrides(spec, flags));
+  EXPECT_EQ(spec.streams[0].transport.flush, microseconds(50));
+  // Given in the file, it stays when only the budget changes.
+  NetworkSpec fixed = parse_ok(after_nodes("transport: {flush_us: 80}"));
+  Overrides budget;
+  budget.latency_budget_us = 2000;
+  ASSERT_TRUE(apply_overrides(fixed, budget));
+  EXPECT_EQ(fixed.streams[0].transport.flush, microseconds(80));
+  EXPECT_EQ(fixed.streams[0].transport.wait.latency_budget, microseconds(2000));
+}
+
 TEST(ApplyOverrides, UnsetFlagsKeepTheLinkOverride) {
   NetworkSpec spec = demo_with_link();
   Overrides flags;

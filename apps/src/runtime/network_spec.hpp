@@ -12,7 +12,7 @@
 //     - {name: src, address: "tcp://127.0.0.1:7101"}
 //   transport:                       defaults of every link; every key optional
 //     {medium: tcp, provider: "tcp;ofi_rxm", wait: sleep, latency_budget_us: 200, spin_us: 20,
-//      batch_bytes: 32768, flush_us: 100, window: 64}
+//      batch_bytes: 32768, flush_us: half the budget, window: 64}
 //   boxes:                           required; name, type, node required
 //     - {name: gen, type: source, node: src, out: ticks, schema: tick, params: {...}}
 //   links:                           optional; stream required, then any transport key
@@ -101,7 +101,10 @@ struct TransportSpec {
   std::string medium = "tcp";  // one of kMedia
   std::string provider;        // fabric media: libfabric provider; empty = see fabric_provider()
   transport::WaitConfig wait;  // wait, latency_budget_us, spin_us
-  std::chrono::microseconds flush{100};  // a partly filled frame is sent after this long
+  // A partly filled frame is sent after this long: flush_us if given, else half the latency
+  // budget (the receiver's waits get the other half).
+  std::chrono::microseconds flush{100};
+  bool flush_given = false;
   std::uint32_t batch_bytes = 32768;     // largest frame payload; holds at least one tuple
   std::uint32_t window = 64;             // frames of receive credit
 };

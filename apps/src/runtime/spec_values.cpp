@@ -110,7 +110,12 @@ void TransportPatch::apply_to(TransportSpec& spec) const {
   if (wait) spec.wait.mode = *wait;
   if (latency_budget) spec.wait.latency_budget = *latency_budget;
   if (spin) spec.wait.spin = *spin;
-  if (flush) spec.flush = *flush;
+  if (flush) {
+    spec.flush = *flush;
+    spec.flush_given = true;
+  }
+  // Unless set, a partly filled frame waits half the budget; the receiver's waits get the rest.
+  if (!spec.flush_given) spec.flush = spec.wait.latency_budget / 2;
   if (batch_bytes) spec.batch_bytes = *batch_bytes;
   if (window) spec.window = *window;
 }
