@@ -256,6 +256,15 @@ TEST(SleepInterval, HalfTheTimeToFillWhenSmallerThanTheBudget) {
   EXPECT_EQ(sleep_interval(sleep_config(), h, TimePoint{} + 1s), 35us);
 }
 
+TEST(SleepInterval, NoRingToFillGivesTheBudgetOrTheDeadline) {
+  LoadHints h;  // a sending-only thread: frames go out at 10 k/s, nothing of ours can overflow
+  h.arrival_rate_hz = 1e4;
+  h.free_capacity = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(sleep_interval(sleep_config(), h, TimePoint{} + 1s), 200us);
+  h.deadline = TimePoint{} + 1s + 70us;  // the open frame's flush time
+  EXPECT_EQ(sleep_interval(sleep_config(), h, TimePoint{} + 1s), 70us);
+}
+
 TEST(SleepInterval, BudgetCapsALongTimeToFill) {
   LoadHints h;
   h.arrival_rate_hz = 1e3;

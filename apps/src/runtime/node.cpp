@@ -148,6 +148,9 @@ class SourceTask {
 
     const bool time_up = params_.duration.count() > 0 &&
                          now - t0_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration);
+    // A paced source fills its frame when the frame must leave, not as each tuple comes due:
+    // the tuples carry their scheduled times either way, and the thread wakes once a frame.
+    if (period_ns_ > 0 && !time_up && now < deadline()) return work;
     std::uint64_t due = params_.tuples > 0 ? params_.tuples : UINT64_MAX;
     if (period_ns_ > 0) {
       const double elapsed = static_cast<double>((now - t0_).count());
@@ -209,20 +212,21 @@ class SourceTask {
     return work;
   }
 
-  // The next moment this source has something to do without any event: its open frame's
-  // flush time, or when the next tuple is due.
+  // The next moment this source has something to do without any event: when its frame must
+  // leave, because it would be full or because its first tuple has waited `flush`. Tuples
+  // are stamped with their scheduled times and the flush clock starts at the first one's, so
+  // the source need not wake when each tuple is due: one wake-up per frame.
   [[nodiscard]] SteadyTime deadline() const noexcept {
     if (!started_ || eos_committed_) return SteadyTime::max();
     SteadyTime at = SteadyTime::max();
     if (open_) at = opened_at_ + flush_;
     if (period_ns_ > 0) {
-      const auto next = t0_ + std::chrono::nanoseconds(
-                                  static_cast<std::int64_t>(static_cast<double>(generated_) * period_ns_));
-      // With a frame open, wake only when it would be full or flushed.
-      const auto fill = open_ ? t0_ + std::chrono::nanoseconds(static_cast<std::int64_t>(
-                                          static_cast<double>(generated_ + capacity_ - used_ - 1) * period_ns_))
-                              : next;
-      at = std::min(at, fill);
+      auto due_at = [&](std::uint64_t seq) {
+        return t0_ + std::chrono::nanoseconds(static_cast<std::int64_t>(static_cast<double>(seq) * period_ns_));
+      };
+      const std::uint32_t room = open_ ? capacity_ - used_ : capacity_;
+      at = std::min(at, due_at(generated_ + room - 1));  // the frame would be full
+      if (!open_) at = std::min(at, due_at(generated_) + flush_);  // its first tuple's flush
     }
     if (params_.duration.count() > 0) {
       at = std::min(at, t0_ + std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration));
@@ -481,11 +485,9 @@ class NodeAgent {
       all_done = all_done && source->done();
       any_active = any_active || source->active();
       deadline = std::min(deadline, source->deadline());
-      const auto& link = source->link();
       frames_sent += source->frames_sent;
-      // Frames in flight: the receiver frees about this many before credit runs out.
-      capacity = std::min(capacity, static_cast<double>(link.window()) -
-                                        static_cast<double>(link.credits_available()));
+      // A sending link sets no capacity: nothing of ours overflows while the thread sleeps,
+      // and its own flush and pacing times are in the deadline.
     }
     if (!sources.empty()) {
       sent_rate_.add(frames_sent - frames_seen_, now);
@@ -514,7 +516,7 @@ class NodeAgent {
       if (on_tick) on_tick(now);
     }
     hints_.arrival_rate_hz = rate;
-    hints_.free_capacity = std::isfinite(capacity) ? std::max(capacity, 0.0) : 0.0;
+    hints_.free_capacity = std::max(capacity, 0.0);  // +inf: no receive ring to fill
     deadline = std::min(deadline, give_up_at_);
     if (active_since_ && !window_start) deadline = std::min(deadline, *active_since_ + warmup_);
     deadline = std::min(deadline, last_tick_ + 10ms);

@@ -26,6 +26,7 @@ class Waitable {
 struct LoadHints {
   double arrival_rate_hz = 0.0;      // EWMA of frames (or credits) arriving per second
   double free_capacity = 0.0;        // frames that can still arrive before the sender stalls
+                                     // (+inf when nothing overflows: a sending-only thread)
   std::chrono::steady_clock::time_point deadline =  // next timer the agent must serve
       std::chrono::steady_clock::time_point::max();
 };
