@@ -71,6 +71,24 @@ TEST(Crc32c, ChainingEqualsOneCallOverTheConcatenation) {
   }
 }
 
+TEST(Crc32c, StripedHardwarePathAgreesWithThePortableOneAtEverySizeAroundItsChunks) {
+  if (!detail::crc32c_hw_available()) GTEST_SKIP() << "this CPU has no SSE4.2 crc32 instruction";
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng{seed};
+  const auto data = random_bytes(rng, 40000);
+  const std::span<const std::byte> all{data};
+  // Chunks are 3 × 2048 bytes: below, at and around one and several chunks, and odd tails.
+  for (std::size_t size : {0u, 7u, 6143u, 6144u, 6145u, 6151u, 12288u, 20000u, 32768u, 32800u, 40000u}) {
+    for (std::uint32_t start : {0u, 0x12345678u}) {
+      SCOPED_TRACE("size " + std::to_string(size) + " start " + std::to_string(start));
+      EXPECT_EQ(detail::crc32c_hw(all.first(size), start), detail::crc32c_portable(all.first(size), start));
+    }
+  }
+  // A misaligned start.
+  EXPECT_EQ(detail::crc32c_hw(all.subspan(3, 20000), 0), detail::crc32c_portable(all.subspan(3, 20000), 0));
+}
+
 TEST(Crc32c, PortableChainingEqualsOneCallOverTheConcatenation) {
   const auto all = bytes_of("123456789");
   EXPECT_EQ(detail::crc32c_portable(all.subspan(4), detail::crc32c_portable(all.first(4), 0)),

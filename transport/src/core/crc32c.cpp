@@ -39,17 +39,66 @@ bool crc32c_hw_available() noexcept {
 }
 
 #if defined(__x86_64__)
+namespace {
+
+// The crc32 instruction has a latency of 3 cycles and a throughput of one per cycle, so one
+// dependent chain runs at a third of its speed. Long buffers are cut into chunks of three
+// kStripe-byte stripes whose CRCs run as three independent chains, then joined:
+//   crc(A‖B‖C, s) = Z(Z(crc(A, s)) ⊕ crc(B, 0)) ⊕ crc(C, 0)
+// where Z appends kStripe zero bytes to a raw CRC state. Z is linear in the state, so it is
+// four table lookups (one per state byte), the tables built once with the instruction itself.
+constexpr std::size_t kStripe = 2048;
+
+struct ZeroExtend {
+  std::uint32_t table[4][256];
+
+  __attribute__((target("sse4.2"))) ZeroExtend() noexcept {
+    for (int k = 0; k < 4; ++k) {
+      for (std::uint32_t b = 0; b < 256; ++b) {
+        std::uint64_t state = static_cast<std::uint64_t>(b) << (8 * k);
+        for (std::size_t i = 0; i < kStripe / 8; ++i) state = _mm_crc32_u64(state, 0);
+        table[k][b] = static_cast<std::uint32_t>(state);
+      }
+    }
+  }
+  [[nodiscard]] std::uint32_t operator()(std::uint32_t state) const noexcept {
+    return table[0][state & 0xFF] ^ table[1][(state >> 8) & 0xFF] ^ table[2][(state >> 16) & 0xFF] ^
+           table[3][state >> 24];
+  }
+};
+
+std::uint64_t load64(const std::byte* p) noexcept {
+  // Unaligned 8-byte loads cost the same as aligned ones on every SSE4.2 CPU, so no
+  // alignment prologue: memcpy compiles to a single mov.
+  std::uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  return word;
+}
+
+}  // namespace
+
 __attribute__((target("sse4.2"))) std::uint32_t crc32c_hw(std::span<const std::byte> data,
                                                           std::uint32_t crc) noexcept {
   std::uint64_t state = ~crc;
   const std::byte* p = data.data();
   std::size_t left = data.size();
-  // Unaligned 8-byte loads cost the same as aligned ones on every SSE4.2 CPU, so no
-  // alignment prologue: memcpy compiles to a single mov.
+  if (left >= 3 * kStripe) {
+    static const ZeroExtend zeros;
+    while (left >= 3 * kStripe) {
+      std::uint64_t a = state, b = 0, c = 0;
+      for (std::size_t i = 0; i < kStripe; i += 8) {
+        a = _mm_crc32_u64(a, load64(p + i));
+        b = _mm_crc32_u64(b, load64(p + kStripe + i));
+        c = _mm_crc32_u64(c, load64(p + 2 * kStripe + i));
+      }
+      state = zeros(zeros(static_cast<std::uint32_t>(a)) ^ static_cast<std::uint32_t>(b)) ^
+              static_cast<std::uint32_t>(c);
+      p += 3 * kStripe;
+      left -= 3 * kStripe;
+    }
+  }
   while (left >= 8) {
-    std::uint64_t word;
-    std::memcpy(&word, p, sizeof word);
-    state = _mm_crc32_u64(state, word);
+    state = _mm_crc32_u64(state, load64(p));
     p += 8;
     left -= 8;
   }
