@@ -69,7 +69,8 @@ TEST(LoopStudy, RejectsImpossibleShapes) {
   config.tuple_bytes = 8;
   result = run_study(config);
   ASSERT_FALSE(result);
-  EXPECT_EQ(result.error().message, "loop study: tuple_bytes must be >= 16 (sequence and timestamp)");
+  EXPECT_EQ(result.error().message,
+            "loop study: tuple_bytes must be >= 16 (sequence and timestamp)");
 }
 
 class EveryStrategy : public testing::TestWithParam<std::string> {};

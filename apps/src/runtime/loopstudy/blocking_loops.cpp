@@ -22,7 +22,9 @@ class BlockingSender {
     if (!status) return status.error();
     return transport::success();
   }
-  [[nodiscard]] Result<void> idle(SendCore& /*core*/, SendLink& /*link*/) { return transport::success(); }
+  [[nodiscard]] Result<void> idle(SendCore& /*core*/, SendLink& /*link*/) {
+    return transport::success();
+  }
   [[nodiscard]] bool waiting() const noexcept { return false; }
   [[nodiscard]] Result<void> wait(SendCore& /*core*/, std::int64_t /*deadline_ns*/) {
     return transport::success();

@@ -72,7 +72,7 @@ class EpollSender {
   [[nodiscard]] Result<void> wait(SendCore& core, std::int64_t deadline_ns) {
     const std::int64_t timeout = std::clamp<std::int64_t>(deadline_ns - now_ns(), 0, kWaitSliceNs);
     const int n = core.sys().epoll_wait(epfd_, events_, timeout);
-    if (n < 0) return errno == EINTR ? Result<void>{transport::success()} : os_error("sender: epoll_wait", errno);
+    if (n < 0 && errno != EINTR) return os_error("sender: epoll_wait", errno);
     for (int i = 0; i < n; ++i) {
       auto& link = *static_cast<SendLink*>(events_[static_cast<std::size_t>(i)].data.ptr);
       if (link.closed || !link.conn) continue;
@@ -142,7 +142,7 @@ class EpollReceiver {
 
   [[nodiscard]] Result<void> wait(RecvCore& core, std::int64_t timeout_ns) {
     const int n = core.sys().epoll_wait(epfd_, events_, timeout_ns);
-    if (n < 0) return errno == EINTR ? Result<void>{transport::success()} : os_error("receiver: epoll_wait", errno);
+    if (n < 0 && errno != EINTR) return os_error("receiver: epoll_wait", errno);
     for (int i = 0; i < n; ++i) {
       const std::uint64_t data = events_[static_cast<std::size_t>(i)].data.u64;
       RecvLink& link = core.links()[data >> 1];
@@ -158,7 +158,8 @@ class EpollReceiver {
         }
         continue;
       }
-      if ((events_[static_cast<std::size_t>(i)].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) == 0) continue;
+      const std::uint32_t ready = events_[static_cast<std::size_t>(i)].events;
+      if ((ready & (EPOLLIN | EPOLLHUP | EPOLLERR)) == 0) continue;
       if (auto open = on_readable(core, link, edge_); !open) return open.error();
     }
     return transport::success();
@@ -167,7 +168,8 @@ class EpollReceiver {
  private:
   [[nodiscard]] Result<void> ctl(int fd, RecvLink& link, bool listener, std::uint32_t events) {
     const auto position = static_cast<std::uint64_t>(&link - core_.links().data());
-    if (core_.sys().epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, events, position << 1 | (listener ? 1 : 0)) != 0) {
+    const std::uint64_t data = position << 1 | (listener ? 1 : 0);
+    if (core_.sys().epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, events, data) != 0) {
       return os_error("receiver: link " + std::to_string(link.index) + ": epoll_ctl", errno);
     }
     return transport::success();

@@ -80,8 +80,12 @@ Result<Kind> find_kind(const std::string& name) {
 }
 
 Result<void> validate(const StudyConfig& c) {
-  auto bad = [](std::string message) { return fail(ErrorCategory::config, 0, "loop study: " + std::move(message)); };
-  if (!(c.rate >= 0) || !std::isfinite(c.rate)) return bad("rate must be a finite number >= 0 tuples/s");
+  auto bad = [](std::string message) {
+    return fail(ErrorCategory::config, 0, "loop study: " + std::move(message));
+  };
+  if (!(c.rate >= 0) || !std::isfinite(c.rate)) {
+    return bad("rate must be a finite number >= 0 tuples/s");
+  }
   if (c.tuple_bytes < 16) return bad("tuple_bytes must be >= 16 (sequence and timestamp)");
   if (c.batch_bytes < c.tuple_bytes || c.batch_bytes > kMaxBatchBytes) {
     return bad("batch_bytes must lie between tuple_bytes and 16 MiB");
@@ -125,7 +129,8 @@ Result<StudyResult> run_study(const StudyConfig& config) {
   StudyShape shape;
   shape.rate = config.rate;
   const double duration_s = std::chrono::duration<double>(config.duration).count();
-  shape.total_tuples = config.rate > 0 ? static_cast<std::uint64_t>(std::llround(config.rate * duration_s)) : 0;
+  shape.total_tuples =
+      config.rate > 0 ? static_cast<std::uint64_t>(std::llround(config.rate * duration_s)) : 0;
   shape.tuple_bytes = config.tuple_bytes;
   shape.tuples_per_frame = config.batch_bytes / config.tuple_bytes;
   shape.frame_max_bytes = static_cast<std::uint32_t>(transport::kFrameHeaderBytes) +
@@ -205,7 +210,8 @@ Result<StudyResult> run_study(const StudyConfig& config) {
         case Kind::rearm: return run_epoll_sender(EpollMode::rearm, core, control, epoll_ctl_saved);
         case Kind::lazy: return run_epoll_sender(EpollMode::lazy, core, control, epoll_ctl_saved);
         case Kind::edge:
-        case Kind::recycled: return run_epoll_sender(EpollMode::edge, core, control, epoll_ctl_saved);
+        case Kind::recycled:
+          return run_epoll_sender(EpollMode::edge, core, control, epoll_ctl_saved);
         case Kind::uring: return run_uring_sender(core, control);
         case Kind::thread_per_link: return run_blocking_sender(core, control);
         case Kind::sigio: return run_sigio_sender(core, control);
@@ -239,7 +245,8 @@ Result<StudyResult> run_study(const StudyConfig& config) {
     for (std::size_t i = 0; i < groups[g].size(); ++i) {
       const auto& sent = senders[g]->links()[i];
       const auto& got = receivers[g]->links()[i];
-      if (got.next_tuple != sent.next || (config.rate > 0 && sent.next != shape.link_tuples(sent.index))) {
+      const bool all_sent = config.rate <= 0 || sent.next == shape.link_tuples(sent.index);
+      if (got.next_tuple != sent.next || !all_sent) {
         return fail(ErrorCategory::protocol, 0,
                     "link " + std::to_string(sent.index) + ": received " +
                         std::to_string(got.next_tuple) + " tuples of " + std::to_string(sent.next) +
@@ -264,7 +271,8 @@ Result<StudyResult> run_study(const StudyConfig& config) {
     const auto n = static_cast<double>(out.tuples);
     out.tuples_per_s = out.wall_s > 0 ? n / out.wall_s : 0;
     out.machine_cpu_us_per_tuple = machine.value().busy_cpu_s * 1e6 / n;
-    out.process_cpu_us_per_tuple = std::chrono::duration<double, std::micro>(usage.total()).count() / n;
+    out.process_cpu_us_per_tuple =
+        std::chrono::duration<double, std::micro>(usage.total()).count() / n;
     out.syscalls_per_tuple = static_cast<double>(all.total()) / n;
     out.p50_us = static_cast<double>(latency.percentile(50)) / 1e3;
     out.p99_us = static_cast<double>(latency.percentile(99)) / 1e3;

@@ -35,15 +35,19 @@ inline constexpr int kLazyIdleWakeups = 8;
 // lets this process set up a ring (io_uring_queue_init), with the reason when it does not.
 [[nodiscard]] transport::Result<void> uring_available();
 [[nodiscard]] transport::Result<void> run_uring_sender(SendCore& core, const StudyControl& control);
-[[nodiscard]] transport::Result<void> run_uring_receiver(RecvCore& core, const StudyControl& control);
+[[nodiscard]] transport::Result<void> run_uring_receiver(RecvCore& core,
+                                                         const StudyControl& control);
 
 // Signal-driven I/O: O_ASYNC, F_SETSIG(SIGRTMIN), F_SETOWN_EX to the calling thread,
 // SIGRTMIN (and SIGIO, the queue-overflow signal) blocked and taken with sigtimedwait.
 [[nodiscard]] transport::Result<void> run_sigio_sender(SendCore& core, const StudyControl& control);
-[[nodiscard]] transport::Result<void> run_sigio_receiver(RecvCore& core, const StudyControl& control);
+[[nodiscard]] transport::Result<void> run_sigio_receiver(RecvCore& core,
+                                                         const StudyControl& control);
 
 // Thread per link: blocking send and recv on one link, no readiness notification.
-[[nodiscard]] transport::Result<void> run_blocking_sender(SendCore& core, const StudyControl& control);
-[[nodiscard]] transport::Result<void> run_blocking_receiver(RecvCore& core, const StudyControl& control);
+[[nodiscard]] transport::Result<void> run_blocking_sender(SendCore& core,
+                                                          const StudyControl& control);
+[[nodiscard]] transport::Result<void> run_blocking_receiver(RecvCore& core,
+                                                            const StudyControl& control);
 
 }  // namespace boreal::runtime::loopstudy

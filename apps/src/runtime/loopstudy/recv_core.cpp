@@ -37,7 +37,8 @@ RecvCore::RecvCore(const StudyShape& shape, const std::vector<int>& links, bool 
     link.index = l;
     link.limits.stream_id = static_cast<std::uint32_t>(l + 1);
     link.limits.tuple_bytes = shape.tuple_bytes;
-    link.limits.max_payload_bytes = shape.frame_max_bytes - std::uint32_t{transport::kFrameHeaderBytes};
+    link.limits.max_payload_bytes =
+        shape.frame_max_bytes - std::uint32_t{transport::kFrameHeaderBytes};
     links_.push_back(std::move(link));
   }
 }
@@ -52,13 +53,18 @@ transport::Result<void> RecvCore::listen() {
     link.address.sin_family = AF_INET;
     link.address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     link.address.sin_port = 0;
-    if (sys_.bind(link.listener, link.address) != 0) return os_error(link_name(link) + ": bind", errno);
-    if (sys_.listen(link.listener, kBacklog) != 0) return os_error(link_name(link) + ": listen", errno);
+    if (sys_.bind(link.listener, link.address) != 0) {
+      return os_error(link_name(link) + ": bind", errno);
+    }
+    if (sys_.listen(link.listener, kBacklog) != 0) {
+      return os_error(link_name(link) + ": listen", errno);
+    }
     if (sys_.getsockname(link.listener, link.address) != 0) {
       return os_error(link_name(link) + ": getsockname", errno);
     }
-    const int rc = blocking_ ? sys_.setsockopt(link.listener, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice)
-                             : sys_.fcntl(link.listener, F_SETFL, O_NONBLOCK);
+    const int rc =
+        blocking_ ? sys_.setsockopt(link.listener, SOL_SOCKET, SO_RCVTIMEO, &slice, sizeof slice)
+                  : sys_.fcntl(link.listener, F_SETFL, O_NONBLOCK);
     if (rc != 0) return os_error(link_name(link) + ": listener mode", errno);
   }
   return transport::success();
@@ -91,7 +97,8 @@ transport::Result<bool> RecvCore::accept(RecvLink& link) {
 transport::Result<ReadStatus> RecvCore::read_once(RecvLink& link) {
   RecvConn& conn = *link.conn;
   const ssize_t n =
-      sys_.recv(conn.fd, std::span<std::byte>(conn.in.data() + conn.end, conn.in.size() - conn.end));
+      sys_.recv(conn.fd, std::span<std::byte>(conn.in.data() + conn.end,
+                                              conn.in.size() - conn.end));
   if (n == 0) return ReadStatus::eof;
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return ReadStatus::again;
@@ -114,7 +121,8 @@ transport::Result<void> RecvCore::parse(RecvLink& link) {
   const std::int64_t now = now_ns();
   while (conn.end - conn.begin >= transport::kFrameHeaderBytes) {
     const std::byte* at = conn.in.data() + conn.begin;
-    const std::span<const std::byte, transport::kFrameHeaderBytes> raw(at, transport::kFrameHeaderBytes);
+    const std::span<const std::byte, transport::kFrameHeaderBytes> raw(
+        at, transport::kFrameHeaderBytes);
     auto header = transport::decode_header(raw, link.limits);
     if (!header) {
       return fail(header.error().category, 0,
@@ -127,7 +135,8 @@ transport::Result<void> RecvCore::parse(RecvLink& link) {
     const std::span<const std::byte> payload(at + transport::kFrameHeaderBytes, h.payload_bytes);
     if (auto ok = transport::verify_checksum(h, raw, payload); !ok) {
       return fail(ErrorCategory::protocol, 0,
-                  link_name(link) + ", frame " + std::to_string(h.sequence) + ": " + ok.error().message);
+                  link_name(link) + ", frame " + std::to_string(h.sequence) + ": " +
+                      ok.error().message);
     }
     if (link.end_of_stream) {
       return fail(ErrorCategory::protocol, 0, link_name(link) + ": frame after end_of_stream");

@@ -58,7 +58,8 @@ transport::Result<void> SendCore::connect(SendLink& link) {
   if (sys_.setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
     return os_error(link_name(link) + ": TCP_NODELAY", errno);
   }
-  if (sys_.connect(fd, reinterpret_cast<const sockaddr*>(&link.address), sizeof link.address) != 0) {
+  const auto* address = reinterpret_cast<const sockaddr*>(&link.address);
+  if (sys_.connect(fd, address, sizeof link.address) != 0) {
     return os_error(link_name(link) + ": connect", errno);
   }
   if (!blocking_ && sys_.fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
@@ -162,7 +163,8 @@ std::int64_t SendCore::next_deadline(std::int64_t now) const {
         link.building > 0 ? link.oldest_ns : shape_.due_ns(global_index(link, link.next));
     const std::uint64_t filling =
         std::min(link.next + (shape_.tuples_per_frame - link.building) - 1, link.limit - 1);
-    deadline = std::min({deadline, oldest + shape_.flush_ns, shape_.due_ns(global_index(link, filling))});
+    deadline = std::min(
+        {deadline, oldest + shape_.flush_ns, shape_.due_ns(global_index(link, filling))});
   }
   return deadline;
 }

@@ -33,7 +33,9 @@ class SignalSource {
   }
 
   [[nodiscard]] Result<void> open(const char* end) {
-    if (sys_.block_signals(set_) != 0) return os_error(std::string{end} + ": pthread_sigmask", errno);
+    if (sys_.block_signals(set_) != 0) {
+      return os_error(std::string{end} + ": pthread_sigmask", errno);
+    }
     tid_ = ::gettid();
     return transport::success();
   }
@@ -42,7 +44,9 @@ class SignalSource {
   [[nodiscard]] Result<void> arm(int fd, const std::string& what) {
     if (sys_.fcntl(fd, F_SETSIG, SIGRTMIN) != 0) return os_error(what + ": F_SETSIG", errno);
     if (sys_.fcntl_owner_thread(fd, tid_) != 0) return os_error(what + ": F_SETOWN_EX", errno);
-    if (sys_.fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) != 0) return os_error(what + ": O_ASYNC", errno);
+    if (sys_.fcntl(fd, F_SETFL, O_NONBLOCK | O_ASYNC) != 0) {
+      return os_error(what + ": O_ASYNC", errno);
+    }
     return transport::success();
   }
 
@@ -87,7 +91,9 @@ class SigioSender {
     link.blocked = status.value() == WriteStatus::blocked;
     return transport::success();
   }
-  [[nodiscard]] Result<void> idle(SendCore& /*core*/, SendLink& /*link*/) { return transport::success(); }
+  [[nodiscard]] Result<void> idle(SendCore& /*core*/, SendLink& /*link*/) {
+    return transport::success();
+  }
   [[nodiscard]] bool waiting() const noexcept {
     return std::any_of(core_.links().begin(), core_.links().end(),
                        [](const SendLink& l) { return l.blocked; });
@@ -117,13 +123,13 @@ class SigioReceiver {
 
   [[nodiscard]] Result<void> open() { return signals_.open("receiver"); }
   [[nodiscard]] Result<void> watch_listener(RecvLink& link) {
-    return signals_.arm(link.listener, "receiver: link " + std::to_string(link.index) + " listener");
+    return signals_.arm(link.listener,
+                        "receiver: link " + std::to_string(link.index) + " listener");
   }
   // Arms, then reads what came before the arming.
   [[nodiscard]] Result<void> watch(RecvLink& link) {
-    if (auto ok = signals_.arm(link.conn->fd, "receiver: link " + std::to_string(link.index)); !ok) {
-      return ok;
-    }
+    const std::string what = "receiver: link " + std::to_string(link.index);
+    if (auto ok = signals_.arm(link.conn->fd, what); !ok) return ok;
     if (auto open = on_readable(core_, link, true); !open) return open.error();
     return transport::success();
   }

@@ -52,7 +52,9 @@ class Ring {
   // neither do we; otherwise it is exactly one io_uring_enter (IORING_FEAT_EXT_ARG carries
   // the timeout, so no timeout entry is needed).
   [[nodiscard]] Result<void> wait(std::int64_t timeout_ns) {
-    if (io_uring_cq_ready(&ring_) > 0 && io_uring_sq_ready(&ring_) == 0) return transport::success();
+    if (io_uring_cq_ready(&ring_) > 0 && io_uring_sq_ready(&ring_) == 0) {
+      return transport::success();
+    }
     __kernel_timespec timeout{timeout_ns / 1'000'000'000, timeout_ns % 1'000'000'000};
     io_uring_cqe* cqe = nullptr;
     sys_.add(Sys::io_uring_enter);
@@ -92,7 +94,9 @@ class UringSender {
  public:
   explicit UringSender(SendCore& core) : core_(core), ring_(core.sys()) {}
 
-  [[nodiscard]] Result<void> open() { return ring_.open(ring_entries(core_.links().size()), "sender"); }
+  [[nodiscard]] Result<void> open() {
+    return ring_.open(ring_entries(core_.links().size()), "sender");
+  }
   [[nodiscard]] Result<void> watch(SendLink& link) {
     link.blocked = false;
     return transport::success();
@@ -107,15 +111,16 @@ class UringSender {
     link.blocked = true;
     return ring_.poll_add(link.conn->fd, POLLOUT, position(link));
   }
-  [[nodiscard]] Result<void> idle(SendCore& /*core*/, SendLink& /*link*/) { return transport::success(); }
+  [[nodiscard]] Result<void> idle(SendCore& /*core*/, SendLink& /*link*/) {
+    return transport::success();
+  }
   [[nodiscard]] bool waiting() const noexcept {
     return std::any_of(core_.links().begin(), core_.links().end(),
                        [](const SendLink& l) { return l.blocked; });
   }
   [[nodiscard]] Result<void> wait(SendCore& core, std::int64_t deadline_ns) {
-    if (auto ok = ring_.wait(std::clamp<std::int64_t>(deadline_ns - now_ns(), 0, kWaitSliceNs)); !ok) {
-      return ok;
-    }
+    const std::int64_t timeout = std::clamp<std::int64_t>(deadline_ns - now_ns(), 0, kWaitSliceNs);
+    if (auto ok = ring_.wait(timeout); !ok) return ok;
     return ring_.complete([&core](std::uint64_t data, int res) -> Result<void> {
       SendLink& link = core.links()[data];
       if (res < 0) return poll_failed("sender", link.index, res);
@@ -137,7 +142,9 @@ class UringReceiver {
  public:
   explicit UringReceiver(RecvCore& core) : core_(core), ring_(core.sys()) {}
 
-  [[nodiscard]] Result<void> open() { return ring_.open(ring_entries(core_.links().size()), "receiver"); }
+  [[nodiscard]] Result<void> open() {
+    return ring_.open(ring_entries(core_.links().size()), "receiver");
+  }
   [[nodiscard]] Result<void> watch_listener(RecvLink& link) {
     return ring_.poll_add(link.listener, POLLIN, position(link) << 1 | 1);
   }
