@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "runtime/bench_sweep.hpp"
+#include "bench_command.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/network_spec.hpp"
 #include "runtime/node.hpp"
@@ -20,6 +20,8 @@
 namespace {
 
 using namespace boreal::runtime;
+using boreal::cli::BenchFlags;
+using boreal::cli::bench_command;
 namespace transport = boreal::transport;
 
 std::atomic<bool> g_stop{false};
@@ -260,127 +262,6 @@ std::string command_line(int argc, char** argv) {
   return line;
 }
 
-// `boreal bench` flags: each list replaces the grid's (quick or full) when given.
-struct BenchFlags {
-  bool quick = false;
-  std::vector<std::string> media, waits, rates, loops, loop_rates;
-  std::vector<std::uint32_t> tuple_bytes, batch_bytes;
-  std::string provider;
-  std::optional<int> repeats;
-  std::optional<double> duration_s, warmup_s;
-  std::optional<std::int64_t> latency_budget_us;
-  std::string file = default_demo_file();
-  std::string out = "bench-out";
-  int time_limit_min = 60;
-  bool no_iperf = false, no_plots = false;
-  std::string plot_script =
-      (std::filesystem::path(BOREAL_EXAMPLES_DIR).parent_path().parent_path() / "scripts" / "bench_plot.py")
-          .string();
-
-  void add_to(CLI::App& app) {
-    app.add_flag("--quick", quick,
-                 "The one-minute sweep: tcp; busy, block, sleep, adaptive; idle, 1%, 10%, max; 1 repeat of 1 s; "
-                 "the event loops at 100k");
-    app.add_option("--media", media, "Media (default tcp,fabric-msg,fabric-rma)")->delimiter(',')->group("Grid");
-    app.add_option("--provider", provider, "libfabric provider of the fabric media (default tcp;ofi_rxm)")->group("Grid");
-    app.add_option("--waits", waits, "Wait modes (default busy,block,sleep,backoff,adaptive)")->delimiter(',')->group("Grid");
-    app.add_option("--rates", rates,
-                   "Offered rates: idle, max, N% of the measured maximum, or tuples/s such as 100k "
-                   "(default idle,1%,10%,50%,90%,max)")
-        ->delimiter(',')->group("Grid");
-    app.add_option("--tuple-bytes", tuple_bytes, "Tuple sizes (default 64)")->delimiter(',')->group("Grid");
-    app.add_option("--batch-bytes", batch_bytes, "Largest frame payloads (default 32768)")->delimiter(',')->group("Grid");
-    app.add_option("--repeats", repeats, "Runs per point; the table shows medians (default 3)")->group("Grid");
-    app.add_option("--duration", duration_s, "Measured seconds per run (default 3)")->group("Grid");
-    app.add_option("--warmup", warmup_s, "Unmeasured seconds before each run's measurement (default 1)")->group("Grid");
-    app.add_option("--latency-budget", latency_budget_us, "Latency budget of the wait modes, in microseconds (default 200)")->group("Grid");
-    app.add_option("--loops", loops,
-                   "Event-loop strategies of the TCP study to run after the grid, or 'none' (default "
-                   "all: epoll-rearm, epoll-lazy, epoll-et, uring-batched, recycled, thread-per-link, sigio)")
-        ->delimiter(',')->group("Event-loop study");
-    app.add_option("--loop-rates", loop_rates, "Their offered rates: tuples/s or max (default 10k,100k,max)")
-        ->delimiter(',')->group("Event-loop study");
-    app.add_option("--file", file, "Two-node network file each run launches")->capture_default_str();
-    app.add_option("--out", out, "Directory for bench.jsonl, bench.csv, summary.txt and the PNG plots")->capture_default_str();
-    app.add_option("--time-limit", time_limit_min, "Refuse a grid estimated longer than this many minutes")->capture_default_str();
-    app.add_flag("--no-iperf", no_iperf, "Skip the iperf3 loopback reference");
-    app.add_flag("--no-plots", no_plots, "Skip the PNG plots");
-    app.add_option("--plot-script", plot_script, "The plotting script")->capture_default_str();
-  }
-
-  [[nodiscard]] BenchGrid grid(std::vector<std::string>& problems) const {
-    BenchGrid grid = quick ? quick_grid() : full_grid();
-    grid.file = file;
-    grid.provider = provider;
-    if (!media.empty()) grid.media = media;
-    if (!waits.empty()) grid.waits = waits;
-    if (!rates.empty()) {
-      grid.rates.clear();
-      for (const auto& text : rates) {
-        if (auto point = parse_rate_point(text)) {
-          grid.rates.push_back(point.value());
-        } else {
-          problems.push_back(point.error().message);
-        }
-      }
-    }
-    if (!tuple_bytes.empty()) grid.tuple_bytes = tuple_bytes;
-    if (!batch_bytes.empty()) grid.batch_bytes = batch_bytes;
-    if (repeats) grid.repeats = *repeats;
-    if (duration_s) grid.duration = std::chrono::duration<double>(*duration_s);
-    if (warmup_s) grid.warmup = std::chrono::duration<double>(*warmup_s);
-    if (latency_budget_us) grid.latency_budget_us = *latency_budget_us;
-    return grid;
-  }
-
-  [[nodiscard]] LoopPlan loop_plan(const BenchGrid& grid, std::vector<std::string>& problems) const {
-    LoopPlan plan;
-    plan.strategies = loop_strategy_names();
-    if (!loops.empty()) plan.strategies = loops == std::vector<std::string>{"none"} ? std::vector<std::string>{} : loops;
-    std::vector<std::string> rate_texts = quick ? std::vector<std::string>{"100k"}
-                                                : std::vector<std::string>{"10k", "100k", "max"};
-    if (!loop_rates.empty()) rate_texts = loop_rates;
-    for (const auto& text : rate_texts) {
-      if (auto point = parse_rate_point(text)) {
-        plan.rates.push_back(point.value());
-      } else {
-        problems.push_back("--loop-rates: " + point.error().message.substr(std::string("--rates: ").size()));
-      }
-    }
-    plan.repeats = grid.repeats;
-    plan.duration = quick ? std::chrono::duration<double>(1.0) : std::chrono::duration<double>(2.0);
-    if (duration_s) plan.duration = std::chrono::duration<double>(std::min(*duration_s, 2.0));
-    plan.tuple_bytes = grid.tuple_bytes.empty() ? 64 : grid.tuple_bytes.front();
-    plan.batch_bytes = grid.batch_bytes.empty() ? 32768 : grid.batch_bytes.front();
-    return plan;
-  }
-};
-
-int bench_command(const BenchFlags& flags, const std::string& command) {
-  std::vector<std::string> problems;
-  BenchOptions options;
-  options.grid = flags.grid(problems);
-  options.loops = flags.loop_plan(options.grid, problems);
-  for (auto& p : check(options.grid)) problems.push_back(std::move(p));
-  for (auto& p : check(options.loops)) problems.push_back(std::move(p));
-  if (!problems.empty()) {
-    for (const auto& p : problems) std::cerr << "bench: " << p << '\n';
-    return 2;
-  }
-  if (flags.time_limit_min <= 0) {
-    std::cerr << "bench: --time-limit: must be positive, got " << flags.time_limit_min << '\n';
-    return 2;
-  }
-  options.out_dir = flags.out;
-  options.time_limit = std::chrono::minutes(flags.time_limit_min);
-  options.iperf = !flags.no_iperf;
-  options.plots = !flags.no_plots;
-  options.plot_script = flags.plot_script;
-  options.command = command;
-  options.progress = &std::cerr;
-  return run_bench(options, std::cout);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -441,6 +322,10 @@ int main(int argc, char** argv) {
   // bench
   auto* bench = app.add_subcommand("bench", "Sweep media x wait modes x offered rates: CPU per tuple, latency, plots");
   BenchFlags bench_flags;
+  bench_flags.file = default_demo_file();
+  bench_flags.plot_script =
+      (std::filesystem::path(BOREAL_EXAMPLES_DIR).parent_path().parent_path() / "scripts" / "bench_plot.py")
+          .string();
   bench_flags.add_to(*bench);
   bench->footer(
       "Every point runs the two-node network (warm-up, then measured), repeated; rates given as\n"

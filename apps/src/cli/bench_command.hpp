@@ -1,0 +1,42 @@
+// `boreal bench`: its flags, turned into a sweep grid and an event-loop plan, and the command.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/bench_sweep.hpp"
+
+namespace boreal::cli {
+
+using runtime::BenchGrid;
+using runtime::LoopPlan;
+
+// `boreal bench` flags: each list replaces the grid's (quick or full) when given.
+struct BenchFlags {
+  bool quick = false;
+  std::vector<std::string> media, waits, rates, loops, loop_rates;
+  std::vector<std::uint32_t> tuple_bytes, batch_bytes;
+  std::string provider;
+  std::optional<int> repeats;
+  std::optional<double> duration_s, warmup_s;
+  std::optional<std::int64_t> latency_budget_us;
+  std::string file;  // the network file every run launches (main sets the demo's)
+  std::string out = "bench-out";
+  int time_limit_min = 60;
+  bool no_iperf = false, no_plots = false;
+  std::string plot_script;  // scripts/bench_plot.py (main sets it)
+
+  void add_to(CLI::App& app);
+  // The grid and the event-loop plan these flags describe; bad values go to `problems`.
+  [[nodiscard]] BenchGrid grid(std::vector<std::string>& problems) const;
+  [[nodiscard]] LoopPlan loop_plan(const BenchGrid& grid, std::vector<std::string>& problems) const;
+};
+
+// Checks everything, then runs the sweep. Returns the exit status (see run_bench).
+[[nodiscard]] int bench_command(const BenchFlags& flags, const std::string& command);
+
+}  // namespace boreal::cli
