@@ -244,8 +244,10 @@ std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
     if (any == nullptr) continue;
     out << '\n'
         << g.medium << (any->provider.empty() ? "" : " (" + any->provider + ")") << ", "
-        << g.tuple_bytes << "-byte tuples, " << g.batch_bytes << "-byte frames; maximum "
-        << fixed(any->max_rate / 1e6, 2) << " M tuples/s; median of " << grid.repeats << '\n';
+        << g.tuple_bytes << "-byte tuples, " << g.batch_bytes << "-byte frames; "
+        << (any->max_rate > 0 ? "maximum " + fixed(any->max_rate / 1e6, 2) + " M tuples/s"
+                              : std::string("maximum not measured"))
+        << "; median of " << grid.repeats << '\n';
     header("CPU-us/tuple");
     for (const auto& wait : grid.waits) {
       out << "  " << std::left << std::setw(16) << wait << std::right;
