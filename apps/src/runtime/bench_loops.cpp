@@ -130,12 +130,6 @@ std::vector<LoopRow> run_loops(const LoopPlan& plan, std::ostream* progress, std
 
 namespace {
 
-std::string num(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
-  return text;
-}
-
 // The three most frequent system calls per tuple, e.g. "send 0.10, epoll_wait 0.08, recv 0.05".
 std::string top_calls(const LoopRow& row) {
   std::vector<std::pair<double, std::string>> calls;
@@ -163,8 +157,8 @@ std::string loops_csv(const BenchMeta& meta, const std::vector<LoopRow>& rows) {
          "process_cpu_us_per_tuple,syscalls_per_tuple,p50_us,p99_us,top_syscalls\n";
   for (const auto& r : rows) {
     const bool ok = r.ok_repeats > 0;
-    auto cell = [&](double v) { return ok ? num(v) : std::string(); };
-    out << r.strategy << ',' << r.rate_label << ',' << num(r.offered_rate) << ',' << r.repeats
+    auto cell = [&](double v) { return ok ? csv_number(v) : std::string(); };
+    out << r.strategy << ',' << r.rate_label << ',' << csv_number(r.offered_rate) << ',' << r.repeats
         << ',' << r.ok_repeats << ',' << cell(r.tuples_per_s.median) << ','
         << cell(r.tuples_per_s.min) << ',' << cell(r.tuples_per_s.max) << ','
         << cell(r.cpu_us_per_tuple.median) << ',' << cell(r.cpu_us_per_tuple.min) << ','

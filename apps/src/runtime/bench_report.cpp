@@ -61,6 +61,12 @@ double group_max(const std::vector<BenchSample>& samples, std::size_t group) {
   return best;
 }
 
+std::string csv_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
 std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSample>& samples) {
   std::vector<BenchRow> rows;
   const auto all_groups = groups(grid);
@@ -131,12 +137,6 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
 
 namespace {
 
-std::string num(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
-  return text;
-}
-
 // A CSV cell: quoted when it holds a comma, a quote or a semicolon (provider names do).
 std::string cell(const std::string& text) {
   if (text.find_first_of(",\";") == std::string::npos) return text;
@@ -152,8 +152,8 @@ std::string metadata(const BenchMeta& meta, const char* prefix) {
       << " date=" << meta.date << '\n'
       << prefix << "command: " << meta.command << '\n';
   if (meta.iperf_bytes_per_s) {
-    out << prefix << "iperf3 loopback: " << num(*meta.iperf_bytes_per_s / 1e6) << " MB/s with "
-        << num(meta.iperf_cores.value_or(0)) << " cores\n";
+    out << prefix << "iperf3 loopback: " << csv_number(*meta.iperf_bytes_per_s / 1e6) << " MB/s with "
+        << csv_number(meta.iperf_cores.value_or(0)) << " cores\n";
   }
   return out.str();
 }
@@ -174,11 +174,11 @@ std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
     const bool idle = r.rate.kind == RatePoint::Kind::idle;
     const bool measured = r.ok_repeats > 0;
     // Per-tuple and latency figures mean nothing with no tuples: empty cells.
-    auto per_tuple = [&](double value) { return measured && !idle ? num(value) : std::string(); };
-    auto any = [&](double value) { return measured ? num(value) : std::string(); };
+    auto per_tuple = [&](double value) { return measured && !idle ? csv_number(value) : std::string(); };
+    auto any = [&](double value) { return measured ? csv_number(value) : std::string(); };
     out << cell(r.group.medium) << ',' << cell(r.provider) << ',' << r.wait << ','
         << r.group.tuple_bytes << ',' << r.group.batch_bytes << ',' << r.rate.label << ','
-        << (r.offered_rate ? num(*r.offered_rate) : std::string()) << ',' << num(r.max_rate) << ','
+        << (r.offered_rate ? csv_number(*r.offered_rate) : std::string()) << ',' << csv_number(r.max_rate) << ','
         << r.repeats << ',' << r.ok_repeats << ',' << any(r.tuples_per_s.median) << ','
         << any(r.tuples_per_s.min) << ',' << any(r.tuples_per_s.max) << ','
         << per_tuple(r.cpu_us_per_tuple.median) << ',' << per_tuple(r.cpu_us_per_tuple.min) << ','

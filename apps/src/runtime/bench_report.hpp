@@ -69,6 +69,9 @@ struct BenchRow {
 [[nodiscard]] std::vector<BenchRow> aggregate(const BenchGrid& grid,
                                               const std::vector<BenchSample>& samples);
 
+// A number as a CSV cell: six significant digits, shortest form.
+[[nodiscard]] std::string csv_number(double value);
+
 [[nodiscard]] std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows);
 
 // Per group: machine CPU-µs per tuple and p99 for every wait mode and rate (idle: cores), the

@@ -88,6 +88,21 @@ template <class Poller>
   return transport::success();
 }
 
+// One end driven by a poller built from its core alone (uring, sigio).
+template <class Poller>
+[[nodiscard]] transport::Result<void> run_sender_with(SendCore& core, const StudyControl& control) {
+  Poller poller(core);
+  if (auto ok = poller.open(); !ok) return ok;
+  return drive_sender(core, poller, control);
+}
+
+template <class Poller>
+[[nodiscard]] transport::Result<void> run_receiver_with(RecvCore& core, const StudyControl& control) {
+  Poller poller(core);
+  if (auto ok = poller.open(); !ok) return ok;
+  return drive_receiver(core, poller, control);
+}
+
 // What every receiver poller does with a readable connection: read (once, or until it
 // would block when `drain`), and close it at end of file. Returns whether it is still open.
 [[nodiscard]] inline transport::Result<bool> on_readable(RecvCore& core, RecvLink& link,

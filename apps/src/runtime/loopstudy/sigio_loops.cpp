@@ -162,15 +162,11 @@ class SigioReceiver {
 }  // namespace
 
 Result<void> run_sigio_sender(SendCore& core, const StudyControl& control) {
-  SigioSender poller(core);
-  if (auto ok = poller.open(); !ok) return ok;
-  return drive_sender(core, poller, control);
+  return run_sender_with<SigioSender>(core, control);
 }
 
 Result<void> run_sigio_receiver(RecvCore& core, const StudyControl& control) {
-  SigioReceiver poller(core);
-  if (auto ok = poller.open(); !ok) return ok;
-  return drive_receiver(core, poller, control);
+  return run_receiver_with<SigioReceiver>(core, control);
 }
 
 }  // namespace boreal::runtime::loopstudy

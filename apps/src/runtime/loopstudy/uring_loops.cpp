@@ -195,15 +195,11 @@ Result<void> uring_available() {
 }
 
 Result<void> run_uring_sender(SendCore& core, const StudyControl& control) {
-  UringSender poller(core);
-  if (auto ok = poller.open(); !ok) return ok;
-  return drive_sender(core, poller, control);
+  return run_sender_with<UringSender>(core, control);
 }
 
 Result<void> run_uring_receiver(RecvCore& core, const StudyControl& control) {
-  UringReceiver poller(core);
-  if (auto ok = poller.open(); !ok) return ok;
-  return drive_receiver(core, poller, control);
+  return run_receiver_with<UringReceiver>(core, control);
 }
 
 }  // namespace boreal::runtime::loopstudy
