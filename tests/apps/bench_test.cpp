@@ -267,12 +267,17 @@ TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
   EXPECT_NE(out.text.find("[  8/8] event loop sigio 20000 #1: "), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("  best fixed "), std::string::npos) << out.text;
   const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
-  ASSERT_EQ(lines.size(), 7U);  // the header and six runs
+  ASSERT_EQ(lines.size(), 9U);  // the header, six runs and two event-loop runs
+  EXPECT_EQ(lines[7]["kind"], "event_loop");
+  EXPECT_EQ(lines[7]["strategy"], "epoll-et");
+  EXPECT_EQ(lines[8]["strategy"], "sigio");
+  EXPECT_EQ(lines[8]["tuples"], 6000);  // 20 k/s for 0.3 s
+  EXPECT_TRUE(lines[8]["ok"].get<bool>());
   EXPECT_EQ(lines[0]["kind"], "bench");
   EXPECT_EQ(lines[0]["grid"]["rates"], (nlohmann::json{"idle", "50%", "max"}));
   EXPECT_NE(lines[0]["command"].get<std::string>().find("bench --media tcp"), std::string::npos);
   double max_rate = 0;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
+  for (std::size_t i = 1; i < 7; ++i) {
     const auto& run_line = lines[i];
     EXPECT_EQ(run_line["kind"], "run");
     EXPECT_TRUE(run_line["bench"]["ok"].get<bool>()) << run_line.dump();

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/loopstudy/loop_study.hpp"
 
 namespace boreal::runtime {
@@ -42,8 +44,8 @@ std::size_t loop_runs(const LoopPlan& plan) {
   return plan.strategies.size() * plan.rates.size() * static_cast<std::size_t>(plan.repeats);
 }
 
-std::vector<LoopRow> run_loops(const LoopPlan& plan, std::ostream* progress, std::size_t done,
-                               std::size_t total) {
+std::vector<LoopRow> run_loops(const LoopPlan& plan, std::ostream* progress,
+                               std::ostream* jsonl, std::size_t done, std::size_t total) {
   std::vector<LoopRow> rows;
   for (const auto& info : loopstudy::strategies()) {
     if (std::find(plan.strategies.begin(), plan.strategies.end(), info.name) == plan.strategies.end()) {
@@ -89,6 +91,23 @@ std::vector<LoopRow> run_loops(const LoopPlan& plan, std::ostream* progress, std
                         result.error().message.c_str());
         }
         *progress << line << std::flush;
+      }
+      if (jsonl != nullptr) {
+        nlohmann::json line = {{"kind", "event_loop"}, {"strategy", row.strategy},
+                               {"rate_label", row.rate_label}, {"repeat", repeat + 1},
+                               {"ok", static_cast<bool>(result)}};
+        if (result) {
+          const auto& r = result.value();
+          line.update({{"offered_rate", r.offered_rate}, {"tuples", r.tuples},
+                       {"tuples_per_s", r.tuples_per_s}, {"wall_s", r.wall_s},
+                       {"machine_cpu_us_per_tuple", r.machine_cpu_us_per_tuple},
+                       {"process_cpu_us_per_tuple", r.process_cpu_us_per_tuple},
+                       {"syscalls_per_tuple", r.syscalls_per_tuple}, {"syscalls", r.syscalls},
+                       {"p50_us", r.p50_us}, {"p99_us", r.p99_us}});
+        } else {
+          line["error"] = result.error().message;
+        }
+        *jsonl << line.dump() << std::endl;
       }
       if (!result) {
         row.errors.push_back(result.error().message);

@@ -47,9 +47,11 @@ struct LoopRow {
 };
 
 // Runs the plan, one progress line per run; `done` and `total` number the runs across the
-// whole sweep for the progress lines.
+// whole sweep for the progress lines. Each run also goes to `jsonl` (when not null) as a
+// {"kind": "event_loop", ...} line.
 [[nodiscard]] std::vector<LoopRow> run_loops(const LoopPlan& plan, std::ostream* progress,
-                                             std::size_t done, std::size_t total);
+                                             std::ostream* jsonl, std::size_t done,
+                                             std::size_t total);
 
 [[nodiscard]] std::string loops_csv(const BenchMeta& meta, const std::vector<LoopRow>& rows);
 [[nodiscard]] std::string loops_table(const std::vector<LoopRow>& rows);

@@ -353,7 +353,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
 
   std::vector<LoopRow> loop_rows;
   if (study_runs > 0 && !cut_short) {
-    loop_rows = run_loops(options.loops, progress, runs.size(), total_runs);
+    loop_rows = run_loops(options.loops, progress, &jsonl, runs.size(), total_runs);
     std::ofstream(options.out_dir + "/event_loops.csv", std::ios::trunc) << loops_csv(meta, loop_rows);
     for (const auto& row : loop_rows) failures += row.repeats - row.ok_repeats;
   }

@@ -1,6 +1,7 @@
 // `boreal bench`: runs a sweep's grid (bench_plan.hpp) as `boreal launch` runs, shows
 // progress, keeps to a time limit, and writes what it measured:
-//   OUT/bench.jsonl   a header line (machine, commit, command, grid) and every run's summary
+//   OUT/bench.jsonl   a header line (machine, commit, command, grid), every run's summary and
+//                     every event-loop run
 //   OUT/bench.csv     one row per grid point: medians and spread (bench_report.hpp)
 //   OUT/event_loops.csv  the event-loop study: one row per strategy and rate
 //   OUT/summary.txt   the summary table, also printed on stdout
