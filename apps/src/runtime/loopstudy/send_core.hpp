@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -97,6 +98,10 @@ class SendCore {
   [[nodiscard]] bool finished() const noexcept;
   [[nodiscard]] std::vector<SendLink>& links() noexcept { return links_; }
   [[nodiscard]] const std::vector<SendLink>& links() const noexcept { return links_; }
+  // Whether some link has a write that would block (its poller must wait for writability).
+  [[nodiscard]] bool any_blocked() const noexcept {
+    return std::any_of(links_.begin(), links_.end(), [](const SendLink& l) { return l.blocked; });
+  }
   [[nodiscard]] Syscalls& sys() noexcept { return sys_; }
   [[nodiscard]] const Syscalls& sys() const noexcept { return sys_; }
   [[nodiscard]] std::uint64_t allocations_after_warmup() const noexcept {

@@ -95,8 +95,7 @@ class SigioSender {
     return transport::success();
   }
   [[nodiscard]] bool waiting() const noexcept {
-    return std::any_of(core_.links().begin(), core_.links().end(),
-                       [](const SendLink& l) { return l.blocked; });
+    return core_.any_blocked();
   }
   [[nodiscard]] Result<void> wait(SendCore& core, std::int64_t deadline_ns) {
     int fd = -1;

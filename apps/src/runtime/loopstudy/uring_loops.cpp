@@ -115,8 +115,7 @@ class UringSender {
     return transport::success();
   }
   [[nodiscard]] bool waiting() const noexcept {
-    return std::any_of(core_.links().begin(), core_.links().end(),
-                       [](const SendLink& l) { return l.blocked; });
+    return core_.any_blocked();
   }
   [[nodiscard]] Result<void> wait(SendCore& core, std::int64_t deadline_ns) {
     const std::int64_t timeout = std::clamp<std::int64_t>(deadline_ns - now_ns(), 0, kWaitSliceNs);
