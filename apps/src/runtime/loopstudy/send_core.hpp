@@ -6,8 +6,8 @@
 
 #include <netinet/in.h>
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
