@@ -62,7 +62,7 @@ struct OverrideFlags {
     app.add_option("--batch-bytes", values.batch_bytes, "Largest frame payload in bytes (default 32768)")
         ->group("Transport (overrides the file)");
     app.add_option("--flush-us", values.flush_us,
-                   "Send a partly filled frame once it is this old, in microseconds (default 100)")
+                   "Send a partly filled frame once it is this old, in microseconds (default: half the latency budget)")
         ->group("Transport (overrides the file)");
     app.add_option("--window", values.window, "Receive window in frames = initial credit (default 64)")
         ->group("Transport (overrides the file)");
