@@ -315,12 +315,31 @@ TEST_P(PeerLoss, TheLinkOfADeadSenderFailsAndTheOtherLinkFinishes) {
   const auto spec = dir.file("net.yaml", text);
   const auto dst_log = dir.file("dst.log");
   const pid_t dst = start_node(spec, "dst", dst_log);
-  const pid_t doomed = start_node(spec, "doomed", dir.file("doomed.log"));
+  const auto doomed_log = dir.file("doomed.log");
+  const pid_t doomed = start_node(spec, "doomed", doomed_log);
   const pid_t steady = start_node(spec, "steady", dir.file("steady.log"));
   ASSERT_GT(dst, 0);
   ASSERT_GT(doomed, 0);
   ASSERT_GT(steady, 0);
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // Kill it mid-stream: once it reports tuples sent (its link is established), not after a
+  // fixed time, which a busy machine may spend connecting. Bounded: 30 s.
+  const auto sending = [&] {
+    std::istringstream in(read_file(doomed_log));
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line.front() != '{') continue;
+      const json progress = json::parse(line, nullptr, false);
+      if (progress.is_object() && progress.value("kind", "") == "progress" &&
+          progress.value("tuples_sent", 0ULL) > 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!sending() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(sending()) << read_file(doomed_log);
   ASSERT_EQ(::kill(doomed, SIGKILL), 0);  // a process this test started
   EXPECT_EQ(wait_exit(doomed), 128 + SIGKILL);
   EXPECT_EQ(wait_exit(steady), 0);
