@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,17 @@ class TempDir {
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The JSON lines of a node's log (the lines that start with '{'; others are human messages).
+// A line that is not valid JSON (still being written) becomes a discarded value.
+inline std::vector<nlohmann::json> json_lines_of(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.front() == '{') lines.push_back(nlohmann::json::parse(line, nullptr, false));
+  }
+  return lines;
 }
 
 inline std::vector<nlohmann::json> read_json_lines(const std::string& path) {

@@ -324,12 +324,9 @@ TEST_P(PeerLoss, TheLinkOfADeadSenderFailsAndTheOtherLinkFinishes) {
   // Kill it mid-stream: once it reports tuples sent (its link is established), not after a
   // fixed time, which a busy machine may spend connecting. Bounded: 30 s.
   const auto sending = [&] {
-    std::istringstream in(read_file(doomed_log));
-    for (std::string line; std::getline(in, line);) {
-      if (line.empty() || line.front() != '{') continue;
-      const json progress = json::parse(line, nullptr, false);
-      if (progress.is_object() && progress.value("kind", "") == "progress" &&
-          progress.value("tuples_sent", 0ULL) > 0) {
+    for (const json& line : json_lines_of(read_file(doomed_log))) {
+      if (line.is_object() && line.value("kind", "") == "progress" &&
+          line.value("tuples_sent", 0ULL) > 0) {
         return true;
       }
     }
@@ -347,11 +344,7 @@ TEST_P(PeerLoss, TheLinkOfADeadSenderFailsAndTheOtherLinkFinishes) {
 
   const std::string log = read_file(dst_log);
   const json* report = nullptr;
-  std::vector<json> lines;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.front() == '{') lines.push_back(json::parse(line));
-  }
+  const std::vector<json> lines = json_lines_of(log);
   report = find_node(lines, "dst");
   ASSERT_NE(report, nullptr) << log;
   ASSERT_EQ((*report)["links"].size(), 2u);

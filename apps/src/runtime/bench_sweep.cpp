@@ -179,9 +179,11 @@ nlohmann::json grid_json(const BenchGrid& grid) {
           {"latency_budget_us", grid.latency_budget_us}};
 }
 
-// One run of the grid as `boreal launch` would do it.
-BenchSample run_one(const BenchOptions& options, const BenchRun& run, const BenchGroup& group,
-                    std::optional<double> rate, std::vector<std::string>& errors) {
+// One run of the grid as `boreal launch` would do it, on a copy of the network file's spec
+// (read once per sweep).
+BenchSample run_one(const BenchOptions& options, const NetworkSpec& base, const BenchRun& run,
+                    const BenchGroup& group, std::optional<double> rate,
+                    std::vector<std::string>& errors) {
   const BenchGrid& grid = options.grid;
   BenchSample sample{run, rate, std::nullopt, false};
   Overrides overrides;
@@ -202,12 +204,8 @@ BenchSample run_one(const BenchOptions& options, const BenchRun& run, const Benc
   }
   overrides.duration_s = (grid.warmup + grid.duration).count();
   overrides.warmup_s = grid.warmup.count();
-  auto spec = load_network(grid.file);
-  if (!spec) {
-    errors.push_back(spec.error().joined());
-    return sample;
-  }
-  if (auto applied = apply_overrides(spec.value(), overrides); !applied) {
+  NetworkSpec spec = base;
+  if (auto applied = apply_overrides(spec, overrides); !applied) {
     errors.push_back(applied.error().joined());
     return sample;
   }
@@ -216,7 +214,7 @@ BenchSample run_one(const BenchOptions& options, const BenchRun& run, const Benc
   launch_options.forwarded = to_args(overrides);
   launch_options.free_ports = true;
   launch_options.executable = options.executable;
-  auto result = launch(spec.value(), launch_options);
+  auto result = launch(spec, launch_options);
   if (!result) {
     errors.push_back(result.error().message);
     return sample;
@@ -240,8 +238,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     for (const auto& p : problems) std::cerr << "bench: " << p << '\n';
     return 2;
   }
-  if (auto spec = load_network(grid.file); !spec) {
-    std::cerr << spec.error().joined() << '\n';
+  const auto base = load_network(grid.file);
+  if (!base) {
+    std::cerr << base.error().joined() << '\n';
     return 2;
   }
   const auto runs = schedule(grid);
@@ -317,7 +316,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       rate = point.offered(max_rate[run.group]);
     }
     std::vector<std::string> errors;
-    BenchSample sample = run_one(options, run, group, rate, errors);
+    BenchSample sample = run_one(options, base.value(), run, group, rate, errors);
     if (!sample.ok) ++failures;
     if (progress != nullptr) {
       const Seconds spent = Clock::now() - start;
