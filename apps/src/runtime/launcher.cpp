@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <random>
 #include <cstring>
 #include <map>
 
@@ -194,6 +195,18 @@ transport::Result<std::uint16_t> free_tcp_port(const std::string& host) {
     ::close(fd);
     return fail(ErrorCategory::config, 0, "free port: '" + host + "' is not an IPv4 address");
   }
+  // First try ports below the kernel's usual ephemeral range (32768-60999): connect() takes
+  // its source ports from that range, so a port handed out there can be taken by any
+  // connection made before the caller binds it (other tests, other runs). Then port 0.
+  static thread_local std::mt19937 random{std::random_device{}()};
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    address.sin_port = htons(static_cast<std::uint16_t>(20000 + random() % 12000));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+      ::close(fd);
+      return ntohs(address.sin_port);
+    }
+  }
+  address.sin_port = 0;
   socklen_t length = sizeof address;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
