@@ -136,6 +136,8 @@ class SourceTask {
            link_.state() == transport::LinkState::failed;
   }
   [[nodiscard]] std::uint64_t generated() const noexcept { return generated_; }
+  // Called once, when the source starts and before it generates its first tuple.
+  std::function<void(SteadyTime)> on_start;
   [[nodiscard]] std::uint32_t checksum() const noexcept { return crc_; }
   [[nodiscard]] transport::SendLink& link() noexcept { return link_; }
   [[nodiscard]] const std::string& stream() const noexcept { return stream_; }
@@ -241,6 +243,7 @@ class SourceTask {
 
   void start(SteadyTime now) {
     started_ = true;
+    if (on_start) on_start(now);
     t0_ = now;
     // The wall-clock time of `now`, not of this moment: the thread may have been preempted
     // since `now` was read, and stamping from a later origin would date tuples in the future.
@@ -308,7 +311,8 @@ class SinkTask final : public transport::FrameSink {
   int poll(SteadyTime now) {
     // The receiver's window opens with the link, as the sender's opens with its first credit,
     // so an idle link (rate "idle") is measured too.
-    if (!started_ && link_.state() == transport::LinkState::established) started_ = true;
+    if (!started_ && link_.state() == transport::LinkState::established) start(now);
+    now_ = now;
     const auto before = frames_;
     const int work = link_.poll(*this);
     if (frames_ != before) rate_.add(frames_ - before, now);
@@ -317,7 +321,8 @@ class SinkTask final : public transport::FrameSink {
   }
 
   void on_frame(const transport::FrameView& frame) override {
-    if (!started_) started_ = true;
+    // A link that came up inside this poll delivers before poll() could see it established.
+    if (!started_) start(now_);
     ++frames_;
     const std::uint32_t count = frame.header.tuple_count;
     tuples_ += count;
@@ -332,6 +337,8 @@ class SinkTask final : public transport::FrameSink {
   }
 
   [[nodiscard]] bool active() const noexcept { return started_; }
+  // Called once, when the sink starts and before it counts its first tuple.
+  std::function<void(SteadyTime)> on_start;
   // Done when the link is: after the end of stream it still has to acknowledge it, and a
   // fabric link is finished only once that acknowledgement has left.
   [[nodiscard]] bool done() const noexcept {
@@ -386,6 +393,11 @@ class SinkTask final : public transport::FrameSink {
   }
 
 
+  void start(SteadyTime now) {
+    started_ = true;
+    if (on_start) on_start(now);
+  }
+
   void write(const transport::FrameView& frame, std::uint32_t count) {
     auto batch = ops::BatchView::wrap(frame.payload, schema_, count);
     if (!batch) {
@@ -404,6 +416,7 @@ class SinkTask final : public transport::FrameSink {
   std::optional<std::string> output_error_;
   bool started_ = false;
   bool ended_ = false;
+  SteadyTime now_{};  // of the current poll, for a start inside it
   std::uint64_t next_seq_ = 0;
   transport::RateEstimator rate_;
 };
@@ -455,6 +468,14 @@ class NodeAgent {
     return work;
   }
 
+  // Has every task tell the agent when it starts, before its first tuple: with no warm-up the
+  // window opens right then, so it holds every tuple of the run.
+  void watch_starts() {
+    auto mark = [this](SteadyTime now) { mark_active(now); };
+    for (auto& sink : sinks) sink->on_start = mark;
+    for (auto& source : sources) source->on_start = mark;
+  }
+
   [[nodiscard]] bool done() const noexcept { return finished_; }
   [[nodiscard]] transport::Waitable& waitable() noexcept { return loop_; }
   [[nodiscard]] const transport::LoadHints& hints() const noexcept { return hints_; }
@@ -468,6 +489,16 @@ class NodeAgent {
   bool timed_out = false;
 
  private:
+  void mark_active(SteadyTime now) {
+    if (!active_since_) active_since_ = now;
+    if (!window_start && warmup_.count() == 0) open_window(now);
+  }
+
+  void open_window(SteadyTime now) {
+    window_start = now;
+    if (on_window_start) on_window_start();
+  }
+
   void update(SteadyTime now) {
     bool all_done = true;
     bool any_active = false;
@@ -497,8 +528,7 @@ class NodeAgent {
     if (!active_since_ && any_active) active_since_ = now;
     // The window opens once the warm-up has passed, or at the end if the run was shorter.
     if (!window_start && active_since_ && (now - *active_since_ >= warmup_ || all_done)) {
-      window_start = now;
-      if (on_window_start) on_window_start();
+      open_window(now);
     }
     if (all_done && !finished_) {
       finished_ = true;
@@ -765,6 +795,7 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
       if (auto window = transport::MachineWindow::start()) machine = window.value();
     }
   };
+  agent.watch_starts();
   agent.on_window_end = [&] {
     report.thread_cpu_s = std::chrono::duration<double>(transport::ThreadCpu::now() - thread_start).count();
     const auto usage = transport::ProcessUsage::sample() - usage_start;
