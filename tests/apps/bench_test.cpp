@@ -223,6 +223,30 @@ TEST(BenchReport, TableShowsBestFixedModeAndAdaptivesRatio) {
   EXPECT_NE(table.find("  best fixed          block    block    block\n"), std::string::npos) << table;
   EXPECT_NE(table.find("  adaptive/best           -     1.10     1.24\n"), std::string::npos) << table;
   EXPECT_NE(table.find("  adaptive                -      300      700\n"), std::string::npos) << table;
+  // block's p99 (400, 800 µs) is over the 200 µs budget at 50 % and max, and so is adaptive's.
+  EXPECT_NE(table.find("  best in budget      block     none     none\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  adaptive/that           -        -        -\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  adaptive p99            -     over     over\n"), std::string::npos) << table;
+}
+
+TEST(BenchReport, BestInBudgetSkipsTheCheaperModesOverTheBudget) {
+  BenchGrid grid = report_grid();
+  grid.waits = {"busy", "block", "sleep", "adaptive"};
+  grid.rates = {rate("1%")};
+  grid.repeats = 1;
+  // sleep is cheapest but over the budget; block is cheaper than busy and within it.
+  const std::vector<BenchSample> runs = {
+      sample(0, "busy", 0, 1e5, 1e5, 6.0, 150),
+      sample(0, "block", 0, 1e5, 1e5, 2.0, 200),
+      sample(0, "sleep", 0, 1e5, 1e5, 1.5, 1900),
+      sample(0, "adaptive", 0, 1e5, 1e5, 1.8, 180),
+  };
+  const std::string table = summary_table(BenchMeta{}, grid, aggregate(grid, runs));
+  EXPECT_NE(table.find("  best fixed          sleep\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  adaptive/best        1.20\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  best in budget      block\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  adaptive/that        0.90\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  adaptive p99           in\n"), std::string::npos) << table;
 }
 
 TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {
