@@ -530,14 +530,37 @@ TEST_F(AdaptiveWaitTest, WakeCostFollowsMeasuredOvershoot) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
   FakeClock::sleep_overshoot = 28us;
   episode(wait, 1e5);
-  EXPECT_EQ(wait.wake_cost(), 21us);  // 20 + (28 − 20) / 8
-  // The next sleep is L − W = 179 µs; the spin stays 20 µs, capped by --spin-us.
+  EXPECT_EQ(wait.wake_cost(), 21us);       // 20 + (28 − 20) / 8
+  EXPECT_EQ(wait.wake_deviation(), 2us);   // 0 + (|28 − 20| − 0) / 4
+  // The next sleep is L − (W + 2·D) = 200 − 25 = 175 µs; the spin stays 20 µs, capped by
+  // --spin-us.
   const auto events = episode(wait, 1e5);
-  EXPECT_EQ(events, concat({repeat("relax", 20), {sleep_event(179us)}}));
+  EXPECT_EQ(events, concat({repeat("relax", 20), {sleep_event(175us)}}));
   FakeClock::sleep_overshoot = 4us;
   for (int i = 0; i < 30; ++i) episode(wait, 1e5);
   EXPECT_EQ(wait.wake_cost(), 4329ns);  // the EWMA has come down towards 4 µs
   EXPECT_EQ(wait.spin_budget(), 4329ns);  // and the spin with it
+}
+
+TEST_F(AdaptiveWaitTest, AJitteryTimerWakesEarlierByTwiceItsDeviation) {
+  BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
+  // Overshoots alternate 10 and 30 µs: the mean stays near 20 µs, the deviation near 10.
+  for (int i = 0; i < 40; ++i) {
+    FakeClock::sleep_overshoot = i % 2 == 0 ? 10us : 30us;
+    episode(wait, 1e5);
+  }
+  EXPECT_GT(wait.wake_cost(), 19us);
+  EXPECT_LT(wait.wake_cost(), 21us);
+  EXPECT_GT(wait.wake_deviation(), 9us);
+  EXPECT_LT(wait.wake_deviation(), 11us);
+  EXPECT_EQ(wait.wake_lead(), wait.wake_cost() + 2 * wait.wake_deviation());
+  // The sleep ends W + 2·D before L, about 40 µs, so the late wake-ups land near L.
+  const auto expected = 200us - wait.wake_lead();
+  EXPECT_EQ(last(episode(wait, 1e5)), sleep_event(expected));
+  // A steady timer brings D back to 0 and the lead to W.
+  FakeClock::sleep_overshoot = 20us;
+  for (int i = 0; i < 100; ++i) episode(wait, 1e5);
+  EXPECT_LT(wait.wake_deviation(), 100ns);
 }
 
 TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode) {

@@ -9,15 +9,19 @@
 //     its spin must stay above 2/3 (spinning S and then waking anyway costs about 2W, catching
 //     the arrival less than W/2 on average). Every 16th episode spins anyway, to notice a
 //     change in the gaps.
-//  2. If arrivals are expected within the budget (1/λ < L), sleep T − W with
-//     T = min(L, f·C/λ, time to the next deadline): the wake-up lands when T ends, the ring
-//     cannot fill, and the thread's own timers are served on time. When T − W is below the
+//  2. If arrivals are expected within the budget (1/λ < L), sleep T − W − 2·D (below) with
+//     T = min(L, f·C/λ, time to the next deadline): the wake-up lands by the time T ends, the ring
+//     cannot fill, and the thread's own timers are served on time. When that is below the
 //     shortest sleep the thread still sleeps that shortest sleep rather than spin, unless the
 //     deadline is under a microsecond away.
 //  3. Otherwise arm, poll once more and block until an event or the deadline.
 // Sleep ↔ block has hysteresis: block is chosen when 1/λ > 2L and left when 1/λ < L.
 // W starts at min(WaitConfig::spin, L/4) and follows the measured overshoot of real sleeps
-// (EWMA, weight 1/8), which is what a timer wake-up costs on this machine.
+// (EWMA, weight 1/8), which is what a timer wake-up costs on this machine. A sleep ends
+// early by W + 2·D rather than W, D the EWMA (weight 1/4) of the overshoot's deviation from W,
+// as TCP's retransmission timer adds variance to the mean round trip (RFC 6298): with a
+// jittery timer, waking on time in the mean leaves every later-than-average wake-up over the
+// deadline, and those are the latency tail. With a steady timer D is 0 and the lead is W.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +38,8 @@
 
 namespace boreal::transport {
 
+// A sleep ends this many deviations of the wake-up cost before its target, besides W.
+inline constexpr int kWakeLeadDeviations = 2;
 // One episode in kSpinProbeEvery spins its full budget even when spinning does not pay.
 inline constexpr std::uint32_t kSpinProbeEvery = 16;
 // Spinning pays while more than this share of episodes end inside the spin.
@@ -71,7 +77,9 @@ class BasicAdaptiveWait {
         return;
       }
       enter(IdleState::sleep, now);
-      const auto overshoot = detail::sleep_measured<Clock>(std::max(t - wake_cost_, kMinSleep), stats_);
+      const auto overshoot = detail::sleep_measured<Clock>(std::max(t - wake_lead(), kMinSleep), stats_);
+      const auto deviation = overshoot > wake_cost_ ? overshoot - wake_cost_ : wake_cost_ - overshoot;
+      wake_deviation_ += (deviation - wake_deviation_) / 4;
       wake_cost_ += (overshoot - wake_cost_) / 8;
     } else {
       enter(IdleState::block, now);
@@ -81,6 +89,11 @@ class BasicAdaptiveWait {
 
   [[nodiscard]] const WaitStats& stats() const noexcept { return stats_; }
   [[nodiscard]] std::chrono::nanoseconds wake_cost() const noexcept { return wake_cost_; }
+  [[nodiscard]] std::chrono::nanoseconds wake_deviation() const noexcept { return wake_deviation_; }
+  // How long before its target a sleep ends: W + kWakeLeadDeviations·D.
+  [[nodiscard]] std::chrono::nanoseconds wake_lead() const noexcept {
+    return wake_cost_ + kWakeLeadDeviations * wake_deviation_;
+  }
   [[nodiscard]] bool prefers_block() const noexcept { return prefer_block_; }
   [[nodiscard]] std::chrono::nanoseconds spin_budget() const noexcept {
     return std::min<std::chrono::nanoseconds>(
@@ -136,6 +149,7 @@ class BasicAdaptiveWait {
   WaitConfig config_;
   WaitStats stats_;
   std::chrono::nanoseconds wake_cost_;
+  std::chrono::nanoseconds wake_deviation_{0};
   std::optional<typename Clock::time_point> episode_start_;
   std::chrono::nanoseconds episode_spin_{0};
   bool spinning_ = true;
