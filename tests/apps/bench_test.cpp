@@ -249,6 +249,18 @@ TEST(BenchReport, BestInBudgetSkipsTheCheaperModesOverTheBudget) {
   EXPECT_NE(table.find("  adaptive p99           in\n"), std::string::npos) << table;
 }
 
+TEST(BenchReport, TheRecordedCommitIsTheSourceTreesAtBuildTime) {
+  // Read at every build, not at configure time: a build after a commit records the new one.
+  const auto head = run(std::string("git -C ") + BOREAL_SOURCE_DIR + " rev-parse --short=12 HEAD");
+  if (head.status != 0) {
+    EXPECT_EQ(build_commit(), "unknown");
+    return;
+  }
+  const std::string commit = head.text.substr(0, head.text.find('\n'));
+  const auto clean = run(std::string("git -C ") + BOREAL_SOURCE_DIR + " diff --quiet HEAD --");
+  EXPECT_EQ(build_commit(), clean.status == 0 ? commit : commit + "-dirty");
+}
+
 TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {
   TempDir dir;
   const auto out = run(std::string(BOREAL_BIN) + " bench --rates 5%,fast --repeats 0 --media udp --out " +

@@ -5,9 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#ifndef BOREAL_COMMIT
-#define BOREAL_COMMIT "unknown"
-#endif
+#include "boreal_commit.hpp"  // BOREAL_COMMIT, generated at build time
 
 namespace boreal::runtime {
 namespace {
