@@ -76,7 +76,11 @@ std::string medium_name(const Medium& m) {
 std::string unavailable(const Medium& m) {
   if (m.provider == nullptr) return "";
   boreal::transport::EventLoop loop;
-  const auto port = static_cast<std::uint16_t>(30000 + ::getpid() % 20000);
+  // The socket providers bind a port the kernel picks (0); shm names its endpoint after
+  // host:port and takes no socket, so it gets a port no other test process is likely to use.
+  // (A port made of the process id collided with a port in use under CI's parallel tests.)
+  std::uint16_t port = 0;
+  if (std::string(m.provider) == "shm") port = boreal::runtime::free_tcp_port("127.0.0.1").value();
   auto listener = boreal::transport::FabricListener::open(loop, {m.provider, "127.0.0.1", port});
   if (!listener) {
     const auto& message = listener.error().message;
