@@ -417,7 +417,10 @@ TEST_F(BackoffWaitTest, BlockRespectsTheArmRace) {
 WaitConfig adaptive_config() {
   WaitConfig c;
   c.mode = WaitMode::adaptive;
-  c.latency_budget = 200us;  // L: block when 1/λ > 400 µs, sleep again when 1/λ < 200 µs
+  // L. A receiving thread's sleep spans L = 200 µs (while f·C/λ is longer): it blocks when
+  // 1/λ > 200 µs and sleeps again when 1/λ < 100 µs. A sending-only thread blocks when
+  // 1/λ > 2L = 400 µs and sleeps again when 1/λ < L.
+  c.latency_budget = 200us;
   c.spin = 20us;             // W before any measurement; L/4 = 50 µs, so S = 20 µs
   c.sleep_fraction = 0.5;
   return c;
@@ -451,26 +454,27 @@ class AdaptiveWaitTest : public WaitModeTest {
   }
 };
 
-TEST_F(AdaptiveWaitTest, SpinsTheBudgetThenSleepsWhenArrivalsAreClose) {
+TEST_F(AdaptiveWaitTest, SleepsWithoutSpinningWhenASleepSpansSeveralArrivals) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
   ASSERT_EQ(wait.spin_budget(), 20us);
-  // 100 k frames/s: a frame every 10 µs, well inside the budget. T = min(L − W, f·C/λ) =
-  // min(180 µs, 0.5 · 100 / 1e5 s = 500 µs) = 180 µs.
+  // 100 k frames/s: a frame every 10 µs. The span is min(L, f·C/λ) = min(200 µs,
+  // 0.5 · 100 / 1e5 s = 500 µs) = 200 µs, 20 arrivals: one wake-up for all of them beats
+  // spinning, so it sleeps at once, ending W = 20 µs before the span.
   const auto events = episode(wait, 1e5);
-  EXPECT_EQ(events, concat({repeat("relax", 20), {sleep_event(180us)}}));
+  EXPECT_EQ(events, std::vector<std::string>{sleep_event(180us)});
   const WaitStats& s = wait.stats();
-  EXPECT_EQ(s.spins, 20u);
+  EXPECT_EQ(s.spins, 0u);
+  EXPECT_EQ(s.spin_skips, 1u);
   EXPECT_EQ(s.sleeps, 1u);
   EXPECT_EQ(s.blocks, 0u);
   EXPECT_EQ(s.switches, 0u);
-  EXPECT_EQ(s.state_entries, (std::array<std::uint64_t, kIdleStateCount>{1, 1, 0}));
-  // spin 0..20 µs, sleep 180 µs + 20 µs overshoot.
-  EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::spin)], 20us);
+  EXPECT_EQ(s.state_entries, (std::array<std::uint64_t, kIdleStateCount>{0, 1, 0}));
+  // 180 µs asleep + 20 µs overshoot.
   EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::sleep)], 200us);
   EXPECT_FALSE(wait.prefers_block());
 }
 
-TEST_F(AdaptiveWaitTest, KeepsSpinningWhenTheRingWouldFillDuringASleep) {
+TEST_F(AdaptiveWaitTest, PollsAgainWhenTheRingWouldFillDuringASleep) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
   hints_.arrival_rate_hz = 1e7;  // 0.5 · 4 / 1e7 s = 0.2 µs < kMinSleep
   hints_.free_capacity = 4.0;
@@ -482,48 +486,72 @@ TEST_F(AdaptiveWaitTest, KeepsSpinningWhenTheRingWouldFillDuringASleep) {
   EXPECT_EQ(wait.stats().state_time[static_cast<std::size_t>(IdleState::spin)], 30us);
 }
 
-TEST_F(AdaptiveWaitTest, BlocksWhenArrivalsAreRare) {
+TEST_F(AdaptiveWaitTest, BlocksWhenArrivalsAreRareAndSpinsFirstOnceItPrefersTo) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
-  const auto events = episode(wait, 10.0);  // one frame per 100 ms ≫ 2L
-  EXPECT_EQ(events,
+  // One frame per 100 ms: a sleep would span 0.002 of them. The first episode learns that
+  // and blocks; the next ones spin S = 20 µs first, the cost of one wake-up.
+  EXPECT_EQ(episode(wait, 10.0), (std::vector<std::string>{"arm", wait_event(kMaxBlock), "disarm"}));
+  EXPECT_TRUE(wait.prefers_block());
+  EXPECT_EQ(episode(wait, 10.0),
             concat({repeat("relax", 20), {"arm", wait_event(kMaxBlock), "disarm"}}));
   const WaitStats& s = wait.stats();
-  EXPECT_TRUE(wait.prefers_block());
-  EXPECT_EQ(s.blocks, 1u);
+  EXPECT_EQ(s.blocks, 2u);
   EXPECT_EQ(s.switches, 1u);  // from the initial preference (sleep) to block
-  EXPECT_EQ(s.state_entries, (std::array<std::uint64_t, kIdleStateCount>{1, 0, 1}));
-  EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::block)], 1ms);
+  EXPECT_EQ(s.state_entries, (std::array<std::uint64_t, kIdleStateCount>{1, 0, 2}));
+  EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::spin)], 20us);
+  EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::block)], 2ms);
 }
 
 TEST_F(AdaptiveWaitTest, HysteresisStopsFlappingNearTheThreshold) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
-  // (No episode ends inside its spin, so from the fifth on the spin is skipped: see
-  // SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode.)
-  // Arrival gaps of 250 µs and 350 µs lie between L and 2L: the preference never changes.
+  // Arrival gaps of 120 µs and 150 µs: a 200 µs span holds 1.67 and 1.33 arrivals, between
+  // one and two, so the preference never changes.
+  const auto between = [](int i) { return i % 2 == 0 ? 1e6 / 120.0 : 1e6 / 150.0; };
   for (int i = 0; i < 6; ++i) {
-    EXPECT_EQ(last(episode(wait, i % 2 == 0 ? 4000.0 : 1e6 / 350.0)), sleep_event(180us))
+    EXPECT_EQ(episode(wait, between(i)), std::vector<std::string>{sleep_event(180us)})
         << "episode " << i;
   }
   EXPECT_EQ(wait.stats().switches, 0u);
 
-  EXPECT_EQ(last(episode(wait, 2000.0)), "disarm");  // 500 µs > 2L: block
+  EXPECT_EQ(last(episode(wait, 4000.0)), "disarm");  // 250 µs: the span holds 0.8: block
   EXPECT_EQ(wait.stats().switches, 1u);
+  // Blocking, it spins first; no episode ends inside its spin, so from the fifth the spin is
+  // skipped (SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode).
   for (int i = 0; i < 6; ++i) {
-    EXPECT_EQ(last(episode(wait, i % 2 == 0 ? 4000.0 : 1e6 / 350.0)), "disarm")
-        << "episode " << i;
+    const auto events = episode(wait, between(i));
+    EXPECT_EQ(events.size(), i < 4 ? 23u : 3u) << "episode " << i;
+    EXPECT_EQ(last(events), "disarm") << "episode " << i;
   }
   EXPECT_EQ(wait.stats().switches, 1u);
 
-  EXPECT_EQ(last(episode(wait, 1e4)), sleep_event(180us));  // 100 µs < L: sleep again
+  EXPECT_EQ(last(episode(wait, 2e4)), sleep_event(180us));  // 50 µs, 4 spanned: sleep again
   EXPECT_EQ(wait.stats().switches, 2u);
   const WaitStats& s = wait.stats();
   EXPECT_EQ(s.sleeps, 7u);
   EXPECT_EQ(s.blocks, 7u);
   EXPECT_EQ(s.state_entries, (std::array<std::uint64_t, kIdleStateCount>{4, 7, 7}));
-  EXPECT_EQ(s.spin_skips, 10u);
+  EXPECT_EQ(s.spin_skips, 10u);  // the 7 episodes that began preferring sleep, 3 that skipped
   EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::spin)], 4 * 20us);
   EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::sleep)], 7 * 200us);
   EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::block)], 7 * 1ms);
+}
+
+TEST_F(AdaptiveWaitTest, AReceiverBlocksWhereASleepWouldSpanLessThanOneArrivalASenderSleeps) {
+  // 4 k frames/s, a frame every 250 µs: a receiver's 200 µs sleep would span 0.8 of them,
+  // costing a wake-up per frame as blocking does, but late: it blocks.
+  BasicAdaptiveWait<FakeClock> receiver{adaptive_config()};
+  EXPECT_EQ(last(episode(receiver, 4000.0)), "disarm");
+  EXPECT_TRUE(receiver.prefers_block());
+  // A thread that only sends has no ring (free capacity +inf) and paces itself by its
+  // deadlines: between L and 2L it keeps sleeping, for the whole budget less W.
+  BasicAdaptiveWait<FakeClock> sender{adaptive_config()};
+  const double no_ring = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(last(episode(sender, 4000.0, no_ring)), sleep_event(180us));
+  EXPECT_FALSE(sender.prefers_block());
+  EXPECT_EQ(last(episode(sender, 2000.0, no_ring)), "disarm");         // 500 µs > 2L
+  EXPECT_EQ(last(episode(sender, 1e6 / 300.0, no_ring)), "disarm");    // 300 µs: stays
+  EXPECT_EQ(last(episode(sender, 1e4, no_ring)), sleep_event(180us));  // 100 µs < L
+  EXPECT_EQ(sender.stats().switches, 2u);
 }
 
 TEST_F(AdaptiveWaitTest, WakeCostFollowsMeasuredOvershoot) {
@@ -532,14 +560,13 @@ TEST_F(AdaptiveWaitTest, WakeCostFollowsMeasuredOvershoot) {
   episode(wait, 1e5);
   EXPECT_EQ(wait.wake_cost(), 21us);       // 20 + (28 − 20) / 8
   EXPECT_EQ(wait.wake_deviation(), 2us);   // 0 + (|28 − 20| − 0) / 4
-  // The next sleep is L − (W + 2·D) = 200 − 25 = 175 µs; the spin stays 20 µs, capped by
-  // --spin-us.
+  // The next sleep is L − (W + 2·D) = 200 − 25 = 175 µs.
   const auto events = episode(wait, 1e5);
-  EXPECT_EQ(events, concat({repeat("relax", 20), {sleep_event(175us)}}));
+  EXPECT_EQ(events, std::vector<std::string>{sleep_event(175us)});
   FakeClock::sleep_overshoot = 4us;
   for (int i = 0; i < 30; ++i) episode(wait, 1e5);
   EXPECT_EQ(wait.wake_cost(), 4329ns);  // the EWMA has come down towards 4 µs
-  EXPECT_EQ(wait.spin_budget(), 4329ns);  // and the spin with it
+  EXPECT_EQ(wait.spin_budget(), 4329ns);  // and the spin it would take before blocking
 }
 
 TEST_F(AdaptiveWaitTest, AJitteryTimerWakesEarlierByTwiceItsDeviation) {
@@ -554,7 +581,8 @@ TEST_F(AdaptiveWaitTest, AJitteryTimerWakesEarlierByTwiceItsDeviation) {
   EXPECT_GT(wait.wake_deviation(), 9us);
   EXPECT_LT(wait.wake_deviation(), 11us);
   EXPECT_EQ(wait.wake_lead(), wait.wake_cost() + 2 * wait.wake_deviation());
-  // The sleep ends W + 2·D before L, about 40 µs, so the late wake-ups land near L.
+  // The sleep ends W + 2·D before the span — L here, about 40 µs earlier — so the late wake-ups
+  // land near L.
   const auto expected = 200us - wait.wake_lead();
   EXPECT_EQ(last(episode(wait, 1e5)), sleep_event(expected));
   // A steady timer brings D back to 0 and the lead to W.
@@ -565,13 +593,16 @@ TEST_F(AdaptiveWaitTest, AJitteryTimerWakesEarlierByTwiceItsDeviation) {
 
 TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
+  const std::vector<std::string> block = {"arm", wait_event(kMaxBlock), "disarm"};
+  // Rare arrivals: the first episode learns to block, without a spin (a skip).
+  EXPECT_EQ(episode(wait, 10.0), block);
   // Every episode outlasts its spin: success falls 1 → 7/8 → 0.77 → 0.67 → 0.59 < 2/3.
-  for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(episode(wait, 1e5), concat({repeat("relax", 20), {sleep_event(180us)}})) << i;
+  for (int i = 2; i <= 5; ++i) {
+    EXPECT_EQ(episode(wait, 10.0), concat({repeat("relax", 20), block})) << i;
   }
   EXPECT_LT(wait.spin_success(), kSpinPaysAbove);
-  for (int i = 5; i < 16; ++i) EXPECT_EQ(episode(wait, 1e5), std::vector<std::string>{sleep_event(180us)}) << i;
-  EXPECT_EQ(episode(wait, 1e5), concat({repeat("relax", 20), {sleep_event(180us)}}));  // the 16th
+  for (int i = 6; i < 16; ++i) EXPECT_EQ(episode(wait, 10.0), block) << i;
+  EXPECT_EQ(episode(wait, 10.0), concat({repeat("relax", 20), block}));  // the 16th
   EXPECT_EQ(wait.stats().spin_skips, 11u);
 
   // Now arrivals come inside the spin: the probes see it and spinning resumes.
@@ -585,8 +616,8 @@ TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpi
   while (wait.spin_success() <= kSpinPaysAbove && episodes < 200) {
     const auto events = caught_in_spin();
     ++episodes;
-    // A skipped spin goes straight to sleep; a probe relaxes and is caught.
-    EXPECT_EQ(events, std::vector<std::string>{episodes % 16 == 0 ? "relax" : sleep_event(180us)});
+    // A skipped spin goes straight to the block; a probe relaxes and is caught.
+    EXPECT_EQ(events, episodes % 16 == 0 ? std::vector<std::string>{"relax"} : block);
   }
   // The 16th probe also outlasted its spin (0.59 → 0.51); three caught probes, at episodes 32,
   // 48 and 64, bring it back: 0.51 → 0.57 → 0.62 → 0.67.
@@ -596,12 +627,12 @@ TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpi
 
 TEST_F(AdaptiveWaitTest, SleepsUntilTheDeadlineLessTheWakeUpCost) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
-  hints_.arrival_rate_hz = 1e4;
+  hints_.arrival_rate_hz = 2e4;
   hints_.free_capacity = 100;
-  hints_.deadline = FakeClock::now() + 20us + 100us;  // 100 µs after the spin
+  hints_.deadline = FakeClock::now() + 100us;
   event_log().clear();
-  for (int i = 0; i < 21; ++i) wait.idle(0, source_, hints_);
-  EXPECT_EQ(event_log(), concat({repeat("relax", 20), {sleep_event(80us)}}));  // wakes at it
+  wait.idle(0, source_, hints_);
+  EXPECT_EQ(event_log(), std::vector<std::string>{sleep_event(80us)});  // wakes at it
   // 10 µs before a deadline, T − W is below the shortest sleep: it sleeps that, not spin.
   hints_.deadline = FakeClock::now() + 10us;
   event_log().clear();
@@ -624,10 +655,8 @@ TEST_F(AdaptiveWaitTest, SpinBudgetIsAQuarterOfTheLatencyBudgetWhenThatIsSmaller
 TEST_F(AdaptiveWaitTest, BlockRespectsTheArmRace) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
   hints_.arrival_rate_hz = 1.0;
-  for (int i = 0; i < 20; ++i) wait.idle(0, source_, hints_);
-  event_log().clear();
   source_.arrive_at_arm = 1;
-  wait.idle(0, source_, hints_);
+  wait.idle(0, source_, hints_);  // prefers to block at once, and arms
   EXPECT_EQ(event_log(), (std::vector<std::string>{"arm", "disarm"}));
   EXPECT_EQ(wait.stats().failed_arms, 1u);
   EXPECT_EQ(wait.stats().blocks, 0u);

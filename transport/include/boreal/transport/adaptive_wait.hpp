@@ -9,13 +9,22 @@
 //     its spin must stay above 2/3 (spinning S and then waking anyway costs about 2W, catching
 //     the arrival less than W/2 on average). Every 16th episode spins anyway, to notice a
 //     change in the gaps.
-//  2. If arrivals are expected within the budget (1/λ < L), sleep T − W − 2·D (below) with
-//     T = min(L, f·C/λ, time to the next deadline): the wake-up lands by the time T ends, the ring
-//     cannot fill, and the thread's own timers are served on time. When that is below the
-//     shortest sleep the thread still sleeps that shortest sleep rather than spin, unless the
-//     deadline is under a microsecond away.
+//  2. Sleep, when sleeping is cheaper than blocking (below): until T with
+//     T = min(span, time to the next deadline), ending the sleep W + 2·D early (below) so the
+//     wake-up lands by T. When that is below the shortest sleep the thread still sleeps that
+//     shortest sleep rather than spin, unless the deadline is under a microsecond away.
 //  3. Otherwise arm, poll once more and block until an event or the deadline.
-// Sleep ↔ block has hysteresis: block is chosen when 1/λ > 2L and left when 1/λ < L.
+//
+// Sleep or block, for a thread that receives (it has a ring that can fill): a frame that
+// arrives just after the thread fell asleep waits the whole sleep, so a sleep may last no more
+// than span = min(L − (W + 2·D), f·C/λ) — the budget less one wake-up lead, left for the
+// sender, which wakes late by about as much, and the time in which the ring stays short of
+// full. A sleep costs one wake-up for every arrival it spans; blocking costs one wake-up per
+// arrival and wakes on time. So the thread blocks while a sleep would span fewer than one
+// arrival (span·λ < 1) and sleeps once it spans two (span·λ > 2); in between it keeps what it
+// chose (hysteresis). A thread that only sends has no ring: its sleeps end at its own flush
+// and pacing deadlines, span = L, and it blocks once 1/λ > 2L, sleeping again when 1/λ < L.
+//
 // W starts at min(WaitConfig::spin, L/4) and follows the measured overshoot of real sleeps
 // (EWMA, weight 1/8), which is what a timer wake-up costs on this machine. A sleep ends
 // early by W + 2·D rather than W, D the EWMA (weight 1/4) of the overshoot's deviation from W,
@@ -27,6 +36,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include <boreal/transport/block_wait.hpp>
@@ -68,10 +78,14 @@ class BasicAdaptiveWait {
       return;
     }
     reached_wait_ = true;
-    update_preference(hints.arrival_rate_hz);
+    const auto span = sleep_span(hints);
+    update_preference(hints, span);
     if (!prefer_block_) {
-      const auto t = sleep_interval(config_, hints, now);
+      const auto t = hints.deadline == Clock::time_point::max()
+                         ? span
+                         : std::min<std::chrono::nanoseconds>(span, hints.deadline - now);
       if (t < kMinSleep) {  // a deadline or a full ring is (almost) due: poll again
+        enter(IdleState::spin, now);
         ++stats_.spins;
         Clock::relax();
         return;
@@ -95,6 +109,9 @@ class BasicAdaptiveWait {
     return wake_cost_ + kWakeLeadDeviations * wake_deviation_;
   }
   [[nodiscard]] bool prefers_block() const noexcept { return prefer_block_; }
+  [[nodiscard]] std::chrono::nanoseconds budget() const noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(config_.latency_budget);
+  }
   [[nodiscard]] std::chrono::nanoseconds spin_budget() const noexcept {
     return std::min<std::chrono::nanoseconds>(
         {wake_cost_, config_.spin, std::chrono::duration_cast<std::chrono::nanoseconds>(config_.latency_budget) / 4});
@@ -106,8 +123,10 @@ class BasicAdaptiveWait {
   void begin_episode(typename Clock::time_point now) {
     episode_start_ = now;
     reached_wait_ = false;
+    // Spinning competes with a wake-up per arrival, so only a thread that would block spins;
+    // one that sleeps already pays one wake-up for the several arrivals its sleep spans.
     const bool probe = ++episodes_ % kSpinProbeEvery == 0;
-    spinning_ = probe || spin_success_ > kSpinPaysAbove;
+    spinning_ = prefer_block_ && (probe || spin_success_ > kSpinPaysAbove);
     episode_spin_ = spinning_ ? spin_budget() : std::chrono::nanoseconds::zero();
     if (spinning_) {
       enter(IdleState::spin, now);
@@ -123,12 +142,32 @@ class BasicAdaptiveWait {
     close_state(now);
     episode_start_.reset();
   }
-  void update_preference(double rate_hz) {
-    const double budget_s = std::chrono::duration<double>(config_.latency_budget).count();
-    const double gap_s = rate_hz > 0.0 ? 1.0 / rate_hz : 1e30;
+  // The longest sleep the budget and the free capacity allow, before any deadline (see the
+  // top of this file).
+  [[nodiscard]] std::chrono::nanoseconds sleep_span(const LoadHints& hints) const noexcept {
+    LoadHints no_deadline = hints;
+    no_deadline.deadline = LoadHints{}.deadline;
+    auto span = sleep_interval(config_, no_deadline, no_deadline.deadline);
+    return std::max(span, std::chrono::nanoseconds::zero());
+  }
+  // A thread that receives has a ring that can fill; a sending-only one reports +inf.
+  [[nodiscard]] static bool receives(const LoadHints& hints) noexcept {
+    return hints.free_capacity < std::numeric_limits<double>::infinity();
+  }
+  void update_preference(const LoadHints& hints, std::chrono::nanoseconds span) {
+    const double rate_hz = hints.arrival_rate_hz > 0.0 ? hints.arrival_rate_hz : 0.0;
     const bool before = prefer_block_;
-    if (prefer_block_ && gap_s < budget_s) prefer_block_ = false;
-    if (!prefer_block_ && gap_s > 2.0 * budget_s) prefer_block_ = true;
+    if (receives(hints)) {
+      // Arrivals one sleep would span: sleep once it is two, block below one.
+      const double spanned = std::chrono::duration<double>(span).count() * rate_hz;
+      if (prefer_block_ && spanned > 2.0) prefer_block_ = false;
+      if (!prefer_block_ && spanned < 1.0) prefer_block_ = true;
+    } else {
+      const double budget_s = std::chrono::duration<double>(config_.latency_budget).count();
+      const double gap_s = rate_hz > 0.0 ? 1.0 / rate_hz : 1e30;
+      if (prefer_block_ && gap_s < budget_s) prefer_block_ = false;
+      if (!prefer_block_ && gap_s > 2.0 * budget_s) prefer_block_ = true;
+    }
     if (before != prefer_block_) ++stats_.switches;
   }
   // Time is counted only inside idle episodes; an episode's first state is always an entry.
