@@ -591,6 +591,21 @@ TEST_F(AdaptiveWaitTest, AJitteryTimerWakesEarlierByTwiceItsDeviation) {
   EXPECT_LT(wait.wake_deviation(), 100ns);
 }
 
+TEST_F(AdaptiveWaitTest, ASendingOnlyThreadEndsItsSleepsOnlyWEarly) {
+  // The jittery timer of AJitteryTimerWakesEarlierByTwiceItsDeviation, on a thread with no
+  // ring: it sleeps towards its own flush deadline, 100 µs away, and ends W early, not W + 2·D
+  // (waking 2·D early it would only sleep again for the rest).
+  BasicAdaptiveWait<FakeClock> sender{adaptive_config()};
+  const double no_ring = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 40; ++i) {
+    FakeClock::sleep_overshoot = i % 2 == 0 ? 10us : 30us;
+    episode(sender, 1e4, no_ring);
+  }
+  ASSERT_GT(sender.wake_deviation(), 9us);
+  hints_.deadline = FakeClock::now() + 100us;
+  EXPECT_EQ(last(episode(sender, 1e4, no_ring)), sleep_event(100us - sender.wake_cost()));
+}
+
 TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
   const std::vector<std::string> block = {"arm", wait_event(kMaxBlock), "disarm"};

@@ -27,7 +27,8 @@ struct WaitConfig {
   // ten wake-ups of a 2-vCPU VM (TRANSPORT_NOTES.md §3), well under a typical streaming SLO.
   std::chrono::microseconds latency_budget{200};
   // Spin budget before yielding/blocking (backoff). Adaptive spins min(this, budget/4, the
-  // measured wake-up cost). 20 µs ~ two wake-ups' CPU cost on the reference VM.
+  // measured wake-up cost), and only before it blocks. 20 µs ~ two wake-ups' CPU cost on the
+  // reference VM.
   std::chrono::microseconds spin{20};
   // Fraction of the time-to-full that one sleep may use (the seed's f).
   double sleep_fraction = 0.5;
