@@ -3,27 +3,29 @@
 //
 // An idle episode is the run of empty polls between two polls that did work; a poll that
 // finds work never waits, so while batches keep coming the thread stays awake.
-//  1. Spin for S = min(W, L/4, --spin-us): W is the measured wake-up cost, so an arrival within
-//     one wake-up is caught at no more than twice the optimal cost (competitive spinning).
-//     The spin is skipped while it does not pay: an EWMA of how often an episode ended inside
-//     its spin must stay above 2/3 (spinning S and then waking anyway costs about 2W, catching
-//     the arrival less than W/2 on average). Every 16th episode spins anyway, to notice a
-//     change in the gaps.
-//  2. Sleep, when sleeping is cheaper than blocking (below): until T with
-//     T = min(span, time to the next deadline), ending the sleep W + 2·D early (below) so the
-//     wake-up lands by T. When that is below the shortest sleep the thread still sleeps that
-//     shortest sleep rather than spin, unless the deadline is under a microsecond away.
-//  3. Otherwise arm, poll once more and block until an event or the deadline.
+//  1. Sleep or block (below). A thread that will block first spins for S = min(W, L/4,
+//     --spin-us): W is the measured wake-up cost, so an arrival within one wake-up is caught
+//     at no more than twice the optimal cost (competitive spinning). The spin is skipped while
+//     it does not pay: an EWMA of how often an episode ended inside its spin must stay above
+//     2/3 (spinning S and then waking anyway costs about 2W, catching the arrival less than
+//     W/2 on average). Every 16th episode spins anyway, to notice a change in the gaps. A
+//     thread that will sleep does not spin: its one wake-up already serves the several
+//     arrivals its sleep spans.
+//  2. Sleep until T = min(span, time to the next deadline), ending the sleep early by the
+//     lead (below) so the wake-up lands by T. When that is below the shortest sleep the
+//     thread still sleeps that shortest sleep rather than spin, unless the deadline is under
+//     a microsecond away.
+//  3. Block: arm, poll once more and block until an event or the deadline.
 //
 // Sleep or block, for a thread that receives (it has a ring that can fill): a frame that
 // arrives just after the thread fell asleep waits the whole sleep, so a sleep may last no more
-// than span = min(L − (W + 2·D), f·C/λ) — the budget less one wake-up lead, left for the
-// sender, which wakes late by about as much, and the time in which the ring stays short of
-// full. A sleep costs one wake-up for every arrival it spans; blocking costs one wake-up per
-// arrival and wakes on time. So the thread blocks while a sleep would span fewer than one
-// arrival (span·λ < 1) and sleeps once it spans two (span·λ > 2); in between it keeps what it
-// chose (hysteresis). A thread that only sends has no ring: its sleeps end at its own flush
-// and pacing deadlines, span = L, and it blocks once 1/λ > 2L, sleeping again when 1/λ < L.
+// than span = min(L, f·C/λ): the budget, and the time in which the ring stays short of full
+// (sleep_span()). A sleep costs one wake-up for every arrival it spans; blocking costs one
+// wake-up per arrival and wakes on time. So the thread blocks while a sleep would span fewer
+// than one arrival (span·λ < 1) and sleeps once it spans two (span·λ > 2); in between it keeps
+// what it chose (hysteresis). A thread that only sends has no ring: its sleeps end at its own
+// flush and pacing deadlines, span = L, and it blocks once 1/λ > 2L, sleeping again when
+// 1/λ < L.
 //
 // W starts at min(WaitConfig::spin, L/4) and follows the measured overshoot of real sleeps
 // (EWMA, weight 1/8), which is what a timer wake-up costs on this machine. A receiver's sleep
@@ -32,8 +34,9 @@
 // jittery timer, waking on time in the mean leaves every later-than-average wake-up over the
 // deadline, and those are the latency tail. With a steady timer D is 0 and the lead is W. A
 // sending-only thread sleeps towards its own flush deadline and ends W early: woken 2·D
-// early, it would only sleep again for the rest, a second wake-up per frame (1.75 sleeps per
-// frame against `sleep`'s 1.0 at 10 k tuples/s with a 1 ms budget).
+// early, it would only sleep again for the rest, a second wake-up per frame (1.7–1.8× the
+// sender wake-ups of `sleep` at 10 k tuples/s with a 1 ms budget:
+// docs/bench/experiments/sender-lead).
 #pragma once
 
 #include <algorithm>
@@ -81,12 +84,9 @@ class BasicAdaptiveWait {
       return;
     }
     reached_wait_ = true;
-    const auto span = sleep_span(hints);
-    update_preference(hints, span);
+    update_preference(hints);
     if (!prefer_block_) {
-      const auto t = hints.deadline == Clock::time_point::max()
-                         ? span
-                         : std::min<std::chrono::nanoseconds>(span, hints.deadline - now);
+      const auto t = sleep_interval(config_, hints, now);
       if (t < kMinSleep) {  // a deadline or a full ring is (almost) due: poll again
         enter(IdleState::spin, now);
         ++stats_.spins;
@@ -114,9 +114,6 @@ class BasicAdaptiveWait {
     return wake_cost_ + kWakeLeadDeviations * wake_deviation_;
   }
   [[nodiscard]] bool prefers_block() const noexcept { return prefer_block_; }
-  [[nodiscard]] std::chrono::nanoseconds budget() const noexcept {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(config_.latency_budget);
-  }
   [[nodiscard]] std::chrono::nanoseconds spin_budget() const noexcept {
     return std::min<std::chrono::nanoseconds>(
         {wake_cost_, config_.spin, std::chrono::duration_cast<std::chrono::nanoseconds>(config_.latency_budget) / 4});
@@ -147,24 +144,16 @@ class BasicAdaptiveWait {
     close_state(now);
     episode_start_.reset();
   }
-  // The longest sleep the budget and the free capacity allow, before any deadline (see the
-  // top of this file).
-  [[nodiscard]] std::chrono::nanoseconds sleep_span(const LoadHints& hints) const noexcept {
-    LoadHints no_deadline = hints;
-    no_deadline.deadline = LoadHints{}.deadline;
-    auto span = sleep_interval(config_, no_deadline, no_deadline.deadline);
-    return std::max(span, std::chrono::nanoseconds::zero());
-  }
   // A thread that receives has a ring that can fill; a sending-only one reports +inf.
   [[nodiscard]] static bool receives(const LoadHints& hints) noexcept {
     return hints.free_capacity < std::numeric_limits<double>::infinity();
   }
-  void update_preference(const LoadHints& hints, std::chrono::nanoseconds span) {
+  void update_preference(const LoadHints& hints) {
     const double rate_hz = hints.arrival_rate_hz > 0.0 ? hints.arrival_rate_hz : 0.0;
     const bool before = prefer_block_;
     if (receives(hints)) {
       // Arrivals one sleep would span: sleep once it is two, block below one.
-      const double spanned = std::chrono::duration<double>(span).count() * rate_hz;
+      const double spanned = std::chrono::duration<double>(sleep_span(config_, hints)).count() * rate_hz;
       if (prefer_block_ && spanned > 2.0) prefer_block_ = false;
       if (!prefer_block_ && spanned < 1.0) prefer_block_ = true;
     } else {

@@ -18,11 +18,9 @@ namespace boreal::transport {
 // 21 µs on the reference VM, so the thread pauses for one spin instead.
 inline constexpr std::chrono::nanoseconds kMinSleep = std::chrono::microseconds(1);
 
-// t = min(budget, f·C/λ, time to the deadline). λ ≤ 0 (nothing arriving) gives the budget.
-// Pure, so tests check the formula directly.
-template <class TimePoint>
-std::chrono::nanoseconds sleep_interval(const WaitConfig& config, const LoadHints& hints,
-                                        TimePoint now) noexcept {
+// The longest sleep the budget and the free capacity allow: min(budget, f·C/λ). λ ≤ 0
+// (nothing arriving) gives the budget. Pure, so tests check the formula directly.
+inline std::chrono::nanoseconds sleep_span(const WaitConfig& config, const LoadHints& hints) noexcept {
   std::chrono::nanoseconds t = config.latency_budget;
   if (hints.arrival_rate_hz > 0.0) {
     // Written so that NaN inputs (an estimator fed garbage) keep the budget instead of reaching
@@ -33,6 +31,14 @@ std::chrono::nanoseconds sleep_interval(const WaitConfig& config, const LoadHint
       t = std::chrono::nanoseconds(static_cast<std::int64_t>(ns));
     }
   }
+  return std::max(t, std::chrono::nanoseconds::zero());
+}
+
+// t = min(sleep_span, time to the deadline), never negative.
+template <class TimePoint>
+std::chrono::nanoseconds sleep_interval(const WaitConfig& config, const LoadHints& hints,
+                                        TimePoint now) noexcept {
+  auto t = sleep_span(config, hints);
   if (hints.deadline != TimePoint::max()) {
     t = std::min<std::chrono::nanoseconds>(t, hints.deadline - now);
   }
