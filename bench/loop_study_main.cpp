@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "runtime/loopstudy/loop_study.hpp"
+#include "loopstudy/loop_study.hpp"
 
 namespace ls = boreal::runtime::loopstudy;
 

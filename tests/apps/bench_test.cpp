@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "app_test_support.hpp"
-#include "runtime/bench_plan.hpp"
-#include "runtime/bench_report.hpp"
+#include "sweep/bench_plan.hpp"
+#include "sweep/bench_report.hpp"
 
 namespace boreal::runtime {
 namespace {

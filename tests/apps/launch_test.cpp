@@ -25,7 +25,7 @@
 #include <boreal/transport/frame.hpp>
 
 #include "apps/app_test_support.hpp"
-#include "runtime/launcher.hpp"
+#include "launch/launcher.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/loopstudy/loop_study.hpp"
+#include "loopstudy/loop_study.hpp"
 
 namespace {
 

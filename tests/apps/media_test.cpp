@@ -32,7 +32,7 @@
 #include <boreal/transport/fabric_medium.hpp>
 
 #include "apps/app_test_support.hpp"
-#include "runtime/launcher.hpp"
+#include "launch/launcher.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "runtime/network_spec.hpp"
+#include "spec/network_spec.hpp"
 
 #include <chrono>
 #include <map>

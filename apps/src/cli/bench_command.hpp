@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bench_sweep.hpp"
+#include "sweep/bench_sweep.hpp"
 
 namespace boreal::cli {
 

@@ -13,8 +13,8 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_command.hpp"
-#include "runtime/launcher.hpp"
-#include "runtime/network_spec.hpp"
+#include "launch/launcher.hpp"
+#include "spec/network_spec.hpp"
 #include "runtime/node.hpp"
 
 namespace {

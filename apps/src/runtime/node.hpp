@@ -20,7 +20,7 @@
 #include <ostream>
 #include <string>
 
-#include "runtime/network_spec.hpp"
+#include "spec/network_spec.hpp"
 #include "runtime/node_report.hpp"
 
 namespace boreal::runtime {

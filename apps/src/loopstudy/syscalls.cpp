@@ -1,4 +1,4 @@
-#include "runtime/loopstudy/syscalls.hpp"
+#include "loopstudy/syscalls.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>

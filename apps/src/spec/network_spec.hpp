@@ -60,7 +60,7 @@
 #include <boreal/transport/wait_mode.hpp>
 #include <yaml-cpp/yaml.h>
 
-#include "runtime/uri.hpp"
+#include "spec/uri.hpp"
 
 namespace boreal::runtime {
 

@@ -1,4 +1,4 @@
-#include "runtime/loopstudy/loop_study.hpp"
+#include "loopstudy/loop_study.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 
 #include <boreal/transport/cpu_meter.hpp>
 
-#include "runtime/loopstudy/loops.hpp"
-#include "runtime/loopstudy/recv_core.hpp"
-#include "runtime/loopstudy/send_core.hpp"
+#include "loopstudy/loops.hpp"
+#include "loopstudy/recv_core.hpp"
+#include "loopstudy/send_core.hpp"
 
 namespace boreal::runtime::loopstudy {
 namespace {

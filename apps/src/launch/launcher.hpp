@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/network_spec.hpp"
+#include "spec/network_spec.hpp"
 #include "runtime/node_report.hpp"
 
 namespace boreal::runtime {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bench_plan.hpp"
+#include "sweep/bench_plan.hpp"
 #include "runtime/node_report.hpp"
 
 namespace boreal::runtime {

@@ -3,7 +3,7 @@
 // into one Problems and carries on, so a single run lists everything that is wrong; a value
 // that failed its own check is not reported again by the cross-checks (an unknown node is
 // only reported when no node of that name was declared, valid or not).
-#include "runtime/network_spec.hpp"
+#include "spec/network_spec.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,8 +13,8 @@
 #include <set>
 #include <utility>
 
-#include "runtime/spec_values.hpp"
-#include "runtime/spec_yaml.hpp"
+#include "spec/spec_values.hpp"
+#include "spec/spec_yaml.hpp"
 
 namespace boreal::runtime {
 namespace {

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/loopstudy/drivers.hpp"
-#include "runtime/loopstudy/loops.hpp"
+#include "loopstudy/drivers.hpp"
+#include "loopstudy/loops.hpp"
 
 namespace boreal::runtime::loopstudy {
 namespace {

@@ -15,9 +15,9 @@
 #include <boreal/transport/error.hpp>
 #include <boreal/transport/frame.hpp>
 
-#include "runtime/loopstudy/conn_pool.hpp"
-#include "runtime/loopstudy/study_shape.hpp"
-#include "runtime/loopstudy/syscalls.hpp"
+#include "loopstudy/conn_pool.hpp"
+#include "loopstudy/study_shape.hpp"
+#include "loopstudy/syscalls.hpp"
 
 namespace boreal::runtime::loopstudy {
 

@@ -16,8 +16,8 @@
 #include <csignal>
 #include <string>
 
-#include "runtime/loopstudy/drivers.hpp"
-#include "runtime/loopstudy/loops.hpp"
+#include "loopstudy/drivers.hpp"
+#include "loopstudy/loops.hpp"
 
 namespace boreal::runtime::loopstudy {
 namespace {

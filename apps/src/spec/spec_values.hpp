@@ -16,7 +16,7 @@
 #include <boreal/transport/error.hpp>
 #include <boreal/transport/wait_mode.hpp>
 
-#include "runtime/network_spec.hpp"
+#include "spec/network_spec.hpp"
 
 namespace boreal::runtime {
 

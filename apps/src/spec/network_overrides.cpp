@@ -7,8 +7,8 @@
 #include <limits>
 #include <set>
 
-#include "runtime/network_spec.hpp"
-#include "runtime/spec_values.hpp"
+#include "spec/network_spec.hpp"
+#include "spec/spec_values.hpp"
 
 namespace boreal::runtime {
 namespace {

@@ -18,9 +18,9 @@
 
 #include <boreal/transport/error.hpp>
 
-#include "runtime/loopstudy/recv_core.hpp"
-#include "runtime/loopstudy/send_core.hpp"
-#include "runtime/loopstudy/study_shape.hpp"
+#include "loopstudy/recv_core.hpp"
+#include "loopstudy/send_core.hpp"
+#include "loopstudy/study_shape.hpp"
 
 namespace boreal::runtime::loopstudy {
 

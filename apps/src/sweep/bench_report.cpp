@@ -1,4 +1,4 @@
-#include "runtime/bench_report.hpp"
+#include "sweep/bench_report.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>

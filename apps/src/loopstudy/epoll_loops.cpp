@@ -5,8 +5,8 @@
 #include <array>
 #include <cerrno>
 
-#include "runtime/loopstudy/drivers.hpp"
-#include "runtime/loopstudy/loops.hpp"
+#include "loopstudy/drivers.hpp"
+#include "loopstudy/loops.hpp"
 
 namespace boreal::runtime::loopstudy {
 namespace {

@@ -13,8 +13,8 @@
 #include <ostream>
 #include <string>
 
-#include "runtime/bench_loops.hpp"
-#include "runtime/bench_plan.hpp"
+#include "sweep/bench_loops.hpp"
+#include "sweep/bench_plan.hpp"
 
 namespace boreal::runtime {
 

@@ -14,9 +14,9 @@
 
 #include <boreal/transport/error.hpp>
 
-#include "runtime/loopstudy/conn_pool.hpp"
-#include "runtime/loopstudy/study_shape.hpp"
-#include "runtime/loopstudy/syscalls.hpp"
+#include "loopstudy/conn_pool.hpp"
+#include "loopstudy/study_shape.hpp"
+#include "loopstudy/syscalls.hpp"
 
 namespace boreal::runtime::loopstudy {
 

@@ -1,11 +1,11 @@
-#include "runtime/spec_yaml.hpp"
+#include "spec/spec_yaml.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-#include "runtime/spec_values.hpp"
+#include "spec/spec_values.hpp"
 
 namespace boreal::runtime {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/spec_values.hpp"
+#include "spec/spec_values.hpp"
 
 #include <cctype>
 #include <charconv>

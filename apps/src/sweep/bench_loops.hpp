@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bench_plan.hpp"
-#include "runtime/bench_report.hpp"
+#include "sweep/bench_plan.hpp"
+#include "sweep/bench_report.hpp"
 
 namespace boreal::runtime {
 

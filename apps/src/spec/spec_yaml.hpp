@@ -16,7 +16,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "runtime/network_spec.hpp"
+#include "spec/network_spec.hpp"
 
 namespace boreal::runtime {
 

@@ -1,4 +1,4 @@
-#include "runtime/uri.hpp"
+#include "spec/uri.hpp"
 
 #include <charconv>
 

@@ -4,8 +4,8 @@
 // that the other end failed). Each thread's SendCore / RecvCore serves that one link.
 #include <string>
 
-#include "runtime/loopstudy/drivers.hpp"
-#include "runtime/loopstudy/loops.hpp"
+#include "loopstudy/drivers.hpp"
+#include "loopstudy/loops.hpp"
 
 namespace boreal::runtime::loopstudy {
 namespace {

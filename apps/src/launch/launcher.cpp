@@ -1,4 +1,4 @@
-#include "runtime/launcher.hpp"
+#include "launch/launcher.hpp"
 #include "runtime/node.hpp"
 
 #include <arpa/inet.h>

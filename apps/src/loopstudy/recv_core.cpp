@@ -1,4 +1,4 @@
-#include "runtime/loopstudy/recv_core.hpp"
+#include "loopstudy/recv_core.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "runtime/bench_sweep.hpp"
+#include "sweep/bench_sweep.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/bench_report.hpp"
-#include "runtime/launcher.hpp"
+#include "sweep/bench_report.hpp"
+#include "launch/launcher.hpp"
 
 extern char** environ;
 

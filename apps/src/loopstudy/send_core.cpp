@@ -1,4 +1,4 @@
-#include "runtime/loopstudy/send_core.hpp"
+#include "loopstudy/send_core.hpp"
 
 #include <fcntl.h>
 #include <netinet/tcp.h>

@@ -1,4 +1,4 @@
-#include "runtime/bench_plan.hpp"
+#include "sweep/bench_plan.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 
 #include <boreal/transport/wait_mode.hpp>
 
-#include "runtime/spec_values.hpp"
+#include "spec/spec_values.hpp"
 
 namespace boreal::runtime {
 

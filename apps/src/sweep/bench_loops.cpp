@@ -1,4 +1,4 @@
-#include "runtime/bench_loops.hpp"
+#include "sweep/bench_loops.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/loopstudy/loop_study.hpp"
+#include "loopstudy/loop_study.hpp"
 
 namespace boreal::runtime {
 
