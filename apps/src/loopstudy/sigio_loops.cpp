@@ -3,7 +3,7 @@
 // one SIGRTMIN per readiness event (siginfo names the fd) to that thread; the thread keeps
 // SIGRTMIN blocked and takes the signals with sigtimedwait. If the real-time signal queue
 // overflows the kernel sends SIGIO instead, which means "look at everything"
-// (TRANSPORT_NOTES §3 never saw it). Readiness is reported as edges, so reads drain and a
+// (docs/transport-notes.md §3 never saw it). Readiness is reported as edges, so reads drain and a
 // socket is checked once right after it is armed: what arrived before raised no signal.
 //
 // The owning thread closes its sockets before it exits (run_study calls close_all() on

@@ -1,10 +1,10 @@
 // What one node measured (NodeReport, one JSON line per node) and the run summary built from
-// the reports of a sending and a receiving node (RunSummary, DESIGN.md "CPU accounting and
+// the reports of a sending and a receiving node (RunSummary, docs/design.md "CPU accounting and
 // metrics"; its JSON fields are a public interface: add freely, never rename).
 //
 // Windows: a sender measures from its link's first credit to the acknowledgement of its end of
 // stream; a receiver from its first data frame to its end of stream. The machine's CPU
-// (wall × CPUs − idle, TRANSPORT_NOTES.md §4) is sampled by the receiver over its window, so
+// (wall × CPUs − idle, docs/transport-notes.md §4) is sampled by the receiver over its window, so
 // it covers the streaming and not process start-up.
 #pragma once
 

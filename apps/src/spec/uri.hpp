@@ -1,4 +1,4 @@
-// Node addresses as URIs (DESIGN.md "Transport"):
+// Node addresses as URIs (docs/design.md "Transport"):
 //
 //   tcp://host:port                 Boost.Asio TCP
 //   fabric://provider/host:port     libfabric; the provider may hold ';' ("tcp;ofi_rxm")

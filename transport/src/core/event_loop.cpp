@@ -2,7 +2,7 @@
 
 namespace boreal::transport {
 
-// concurrency hint 1: one thread runs this context (TRANSPORT_NOTES §2.2).
+// concurrency hint 1: one thread runs this context (docs/transport-notes.md §2.2).
 EventLoop::EventLoop()
     : context_(1), guard_(boost::asio::make_work_guard(context_)), timer_(context_) {}
 

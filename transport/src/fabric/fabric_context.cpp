@@ -22,7 +22,7 @@ struct InfoDeleter {
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
-// Hints: what boreal needs plus every mr_mode bit it can honour (TRANSPORT_NOTES §1.2).
+// Hints: what boreal needs plus every mr_mode bit it can honour (docs/transport-notes.md §1.2).
 InfoPtr make_hints(const std::string& provider, bool full, bool rma) {
   InfoPtr hints(fi_allocinfo());
   if (!hints) return hints;
@@ -226,7 +226,7 @@ Result<Registration> FabricContext::register_region(std::span<std::byte> region,
   if (!remote && !(mode & FI_MR_LOCAL)) return Registration{};
   fid_mr* mr = nullptr;
   // Without FI_MR_PROV_KEY the requested key is the key; with it the provider picks one
-  // (fi_mr_key, which the peer is always sent: TRANSPORT_NOTES §1.3.6).
+  // (fi_mr_key, which the peer is always sent: docs/transport-notes.md §1.3.6).
   if (int rc = fi_mr_reg(domain_, region.data(), region.size(), access, 0,
                          next_key_++, 0, &mr, nullptr)) {
     return error("fi_mr_reg", rc);

@@ -7,17 +7,17 @@
 // plus FI_RMA when fabric-rma is wanted (Rma::required) or welcome (Rma::if_offered: a
 // listener may serve rma links, but a provider without FI_RMA still serves fabric-msg).
 // FI_RMA_EVENT is not requested: remote CQ data arrives without it (tcp;ofi_rxm lacks it,
-// TRANSPORT_NOTES §1.3.8). Send-after-send ordering, mode FI_CONTEXT (every operation's
+// docs/transport-notes.md §1.3.8). Send-after-send ordering, mode FI_CONTEXT (every operation's
 // context starts with a struct fi_context, see OpContext), FI_THREAD_DOMAIN (one thread owns
 // the endpoint), an FI_AV_TABLE address vector. mr_mode: we offer every bit we can honour and
 // obey what the provider returns (register_region(), remote_address()). FI_RX_CQ_DATA is not
 // offered, so a remote write never consumes a posted receive and its completion has a NULL
-// op_context. tx op_flags stay 0 (TRANSPORT_NOTES §1.3.3).
+// op_context. tx op_flags stay 0 (docs/transport-notes.md §1.3.3).
 //
 // Waiting: the CQ is opened with FI_WAIT_FD; arm() calls fi_trywait and, when it succeeds,
 // waits for the fd's readability in the EventLoop (asio stream_descriptor, like the inproc
 // doorbell), so one I/O thread can block on tcp and fabric links together. A provider
-// without a wait fd (shm: -FI_ENOSYS, TRANSPORT_NOTES §1.3.5) gets a FI_WAIT_NONE CQ; there
+// without a wait fd (shm: -FI_ENOSYS, docs/transport-notes.md §1.3.5) gets a FI_WAIT_NONE CQ; there
 // arm() starts a kNoFdRecheck timer instead, so a blocking wait mode degrades to a short
 // timed wait that re-polls the CQ (fi_cq_sread is not used: on shm it ignores its timeout).
 //
@@ -140,7 +140,7 @@ class FabricContext {
   [[nodiscard]] Result<Registration> register_region(std::span<std::byte> region,
                                                      std::uint64_t access = FI_SEND | FI_RECV);
   // The address a peer names `base` (the start of a region registered for remote access)
-  // by: its virtual address under FI_MR_VIRT_ADDR, else offset 0 (TRANSPORT_NOTES §1.3.7).
+  // by: its virtual address under FI_MR_VIRT_ADDR, else offset 0 (docs/transport-notes.md §1.3.7).
   [[nodiscard]] std::uint64_t remote_address(const std::byte* base) const noexcept;
   // This endpoint's address (fi_getname), to send to a peer.
   [[nodiscard]] Result<std::vector<std::byte>> local_name() const;
@@ -168,11 +168,12 @@ class FabricContext {
   [[nodiscard]] Error error(const char* call, int rc) const;
 
   // Without a wait fd, arm() re-polls after this long (the shm provider: 50 µs keeps a
-  // blocked thread under ~2 % of a core in timer wake-ups, TRANSPORT_NOTES §1.4 paced rates).
+  // blocked thread under ~2 % of a core in timer wake-ups, docs/transport-notes.md §1.4
+  // paced rates).
   static constexpr std::chrono::microseconds kNoFdRecheck{50};
   // With FI_PROGRESS_AUTO the provider may move data in threads of its own (sockets runs 3-4
   // per domain): a thread that spins on an empty CQ (wait mode busy) starves them on a small
-  // machine (TRANSPORT_NOTES §1.3.11), so every kYieldAfter-th empty read in a row yields
+  // machine (docs/transport-notes.md §1.3.11), so every kYieldAfter-th empty read in a row yields
   // the CPU. tcp and net also say AUTO without such threads; a yield with nothing else to run
   // returns at once. Measured with `boreal launch apps/examples/demo.yaml --duration 1
   // --provider sockets --wait busy` on the shared 2-vCPU box: latency p50/p99 12.7/24 ms

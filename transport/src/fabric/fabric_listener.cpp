@@ -163,9 +163,9 @@ class FabricListenerImpl final : public FabricListener, public Hub {
         const auto* op = static_cast<const OpContext*>(entry.op_context);
         if (!op) {
           // A remote write: no context of ours (FI_RX_CQ_DATA is not offered). Only
-          // FI_REMOTE_CQ_DATA is tested, the other flags differ by provider (TRANSPORT_NOTES
-          // §1.3.8). Our own writes' completions carry our context, and sockets flags them
-          // FI_REMOTE_CQ_DATA too, so the context decides first.
+          // FI_REMOTE_CQ_DATA is tested, the other flags differ by provider
+          // (docs/transport-notes.md §1.3.8). Our own writes' completions carry our context, and
+          // sockets flags them FI_REMOTE_CQ_DATA too, so the context decides first.
           if (entry.flags & FI_REMOTE_CQ_DATA) on_remote_write(entry.data);
           ++work;
           continue;

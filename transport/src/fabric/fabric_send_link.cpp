@@ -381,7 +381,7 @@ class FabricSendLink final : public SendLink {
       }
       ++stats_.write_calls;
       if (rc == -FI_EAGAIN) {
-        // rxm refuses the first sends while it connects (TRANSPORT_NOTES §1.3.1): the CQ is
+        // rxm refuses the first sends while it connects (docs/transport-notes.md §1.3.1): the CQ is
         // read again before the next try.
         ++stats_.would_block;
         if (q.sequence == 0 && state_ == LinkState::connecting && last_hello_failure_.empty()) {

@@ -27,9 +27,10 @@
 // (sequence of the acknowledged end-of-stream frame; fi_writemsg with a completion), with the
 // immediate
 //     bits 31..24 link index | bits 23..16 kImmCredit or kImmAck | bits 15..0 the length, 8.
-// Only 32 bits of immediate data are used because verbs and EFA carry no more (TRANSPORT_NOTES
-// §1.3.9). Addresses are virtual addresses under FI_MR_VIRT_ADDR, else offsets, so each side
-// sends the base its own provider wants (0 without FI_MR_VIRT_ADDR) and the peer adds offsets.
+// Only 32 bits of immediate data are used because verbs and EFA carry no more
+// (docs/transport-notes.md §1.3.9). Addresses are virtual addresses under FI_MR_VIRT_ADDR, else
+// offsets, so each side sends the base its own provider wants (0 without FI_MR_VIRT_ADDR) and
+// the peer adds offsets.
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
 // Row, FieldRef, BatchView and Batch: tuples laid out back to back in one buffer, and typed
 // access to their fields by byte offset.
 //
-// A Batch's used bytes are exactly a data frame's payload (DESIGN.md "Data model"): a batch
+// A Batch's used bytes are exactly a data frame's payload (docs/design.md "Data model"): a batch
 // crosses a node boundary as a header plus these bytes, with no per-tuple serialisation.
 //
 //   Schema schema = Schema::parse("seq:i64,ts:timestamp,pad:str8").value();

@@ -1,4 +1,4 @@
-// Recoverable errors of the operator library (STYLE.md rule 5).
+// Recoverable errors of the operator library (docs/design.md, convention 5).
 //
 // A recoverable failure (a bad schema text, an unknown field name, an ill-typed expression)
 // is an Error carried in a Result<T>; a programmer error (a row index out of range, an append

@@ -1,5 +1,5 @@
 // A fixed-memory histogram of latencies in nanoseconds, for the run summary's percentiles
-// (DESIGN.md "CPU accounting and metrics": p50, p99, p99.9 from tuple timestamps).
+// (docs/design.md "CPU accounting and metrics": p50, p99, p99.9 from tuple timestamps).
 //
 // Layout (log-linear, like HdrHistogram with two significant digits):
 // - bucket 0 counts negative values (clock skew between hosts); they are recorded as 0;

@@ -1,5 +1,5 @@
 // `adaptive`: chooses, per idle episode, between spinning, sleeping and blocking from the
-// measured load and the latency budget (WAIT_MODES.md's algorithm).
+// measured load and the latency budget (docs/measurement.md §8's algorithm, as built: §9).
 //
 // An idle episode is the run of empty polls between two polls that did work; a poll that
 // finds work never waits, so while batches keep coming the thread stays awake.

@@ -1,6 +1,7 @@
-// The duty cycle (STYLE.md rule 1): an agent offers do_work(); a runner owns the thread and
-// calls wait.idle(agent.do_work(), ...). The wait mode is chosen at run time but dispatched
-// statically: std::visit picks the loop once, and the loop itself has no virtual call.
+// The duty cycle (docs/design.md, convention 1): an agent offers do_work(); a runner owns the
+// thread and calls wait.idle(agent.do_work(), ...). The wait mode is chosen at run time but
+// dispatched statically: std::visit picks the loop once, and the loop itself has no virtual
+// call.
 #pragma once
 
 #include <atomic>

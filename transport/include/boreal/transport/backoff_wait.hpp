@@ -13,7 +13,7 @@
 
 namespace boreal::transport {
 
-// Yields after the spin budget before blocking. A yield costs ~170 ns here (TRANSPORT_NOTES
+// Yields after the spin budget before blocking. A yield costs ~170 ns here (docs/transport-notes.md
 // §3), so 10 of them add little CPU and catch a peer that is about to run on this core.
 inline constexpr int kBackoffYields = 10;
 

@@ -1,5 +1,5 @@
 // CPU accounting: what a thread, this process and the whole machine spent over a window,
-// and the derived per-throughput figures (DESIGN.md "CPU accounting and metrics").
+// and the derived per-throughput figures (docs/design.md "CPU accounting and metrics").
 //
 // Everything here is a small value type with a sample function and a difference operator;
 // there is no global state. Take a sample before and after the same wall-clock window and
@@ -13,7 +13,7 @@
 // irq_time_accounting() reads the kernel config file, possibly decompressing it: call it
 // once per run.
 //
-// Which figure to trust (TRANSPORT_NOTES.md §4):
+// Which figure to trust (docs/transport-notes.md §4):
 // - Thread and process CPU are exact as sums: the scheduler adds up nanoseconds of run
 //   time. getrusage's user/system *split* is tick-sampled; only user + system is exact.
 // - /proc/stat's busy columns (user, system, softirq, ...) are tick-sampled (HZ 250 on the
@@ -131,7 +131,7 @@ struct MachineCpuReport {
 
 // The pure arithmetic behind MachineWindow: busy = wall × cpus − Δ(idle + iowait).
 // The sum of the busy columns is not used because it is tick-sampled and undercounts
-// (TRANSPORT_NOTES.md §4). The result is clamped to [0, wall × cpus]: iowait is known to
+// (docs/transport-notes.md §4). The result is clamped to [0, wall × cpus]: iowait is known to
 // step backwards, and the two /proc/stat reads are not exactly at the window's edges. A
 // negative wall or cpus counts as no capacity (busy 0). The breakdown fields are the raw
 // deltas, not clamped.

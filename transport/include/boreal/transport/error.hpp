@@ -1,4 +1,4 @@
-// Recoverable errors of the transport layer (STYLE.md rule 5).
+// Recoverable errors of the transport layer (docs/design.md, convention 5).
 //
 // A flow condition (no credit, nothing to read) is an enum such as SendStatus; a recoverable
 // failure (a refused connection, a malformed frame, a bad address) is an Error carried in a

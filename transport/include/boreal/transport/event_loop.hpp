@@ -57,7 +57,8 @@ class EventLoop final : public Waitable {
   [[nodiscard]] const EventLoopStats& stats() const noexcept { return stats_; }
 
   // 100 µs: accepts and connects are noticed within a tenth of a millisecond while a busy
-  // loop adds at most 10 k epoll_wait(0) calls per second (~0.1 µs each, TRANSPORT_NOTES §2).
+  // loop adds at most 10 k epoll_wait(0) calls per second (~0.1 µs each,
+  // docs/transport-notes.md §2).
   static constexpr std::chrono::microseconds kPollInterval{100};
 
  private:

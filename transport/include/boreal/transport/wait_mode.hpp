@@ -1,4 +1,5 @@
-// What an I/O thread does when a poll found nothing: the wait mode, as data (STYLE.md rule 2).
+// What an I/O thread does when a poll found nothing: the wait mode, as data
+// (docs/design.md, convention 2).
 #pragma once
 
 #include <array>
@@ -24,7 +25,7 @@ inline constexpr std::array<WaitMode, 5> kAllWaitModes = {
 struct WaitConfig {
   WaitMode mode = WaitMode::block;
   // Largest delay the wait may add to a tuple (sleep, adaptive). 200 µs by default: about
-  // ten wake-ups of a 2-vCPU VM (TRANSPORT_NOTES.md §3), well under a typical streaming SLO.
+  // ten wake-ups of a 2-vCPU VM (docs/transport-notes.md §3), well under a typical streaming SLO.
   std::chrono::microseconds latency_budget{200};
   // Spin budget before yielding/blocking (backoff). Adaptive spins min(this, budget/4, the
   // measured wake-up cost), and only before it blocks. 20 µs ~ two wake-ups' CPU cost on the
