@@ -221,7 +221,7 @@ TEST(BadInput, NodeRefusesBadConnectionsAndKeepsServingItsLinks) {
   EXPECT_EQ(summary["rejected_connections"], 4);
 }
 
-TEST(OneNode, AStreamInsideANodeRunsOverInproc) {
+TEST(OneNode, AStreamInsideANodeIsADirectCall) {
   TempDir dir;
   const auto spec = dir.file("net.yaml",
                              "name: one\n"
@@ -239,6 +239,7 @@ TEST(OneNode, AStreamInsideANodeRunsOverInproc) {
   const json& summary = lines.back();
   EXPECT_EQ(summary["medium"], "inproc");
   EXPECT_EQ(summary["tuple_bytes"], 32);
+  EXPECT_EQ(summary["links"].size(), 0u);  // one thread: the sink is called by the source
   EXPECT_EQ(summary["tuples_received"], 250000);
   EXPECT_EQ(summary["checksum_ok"], true);
   EXPECT_EQ(summary["out_of_order"], 0);
@@ -246,7 +247,10 @@ TEST(OneNode, AStreamInsideANodeRunsOverInproc) {
   const auto cross = dir.file("cross.yaml", two_nodes("{rate: 1000, tuples: 10}", "{kind: check}"));
   const auto refused = run(std::string(BOREAL_BIN) + " run " + cross + " --node dst --medium inproc");
   EXPECT_EQ(refused.status, 2);
-  EXPECT_NE(refused.text.find("an inproc link stays inside one process"), std::string::npos) << refused.text;
+  EXPECT_NE(refused.text.find("over 'inproc', which stays inside one process; use tcp, fabric-msg or "
+                             "fabric-rma"),
+            std::string::npos)
+      << refused.text;
 }
 
 TEST(Timeout, ALaunchThatRunsTooLongStopsItsNodesAndSaysSo) {

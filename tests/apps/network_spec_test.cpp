@@ -1,3 +1,4 @@
+#include "spec/box_types.hpp"
 #include "spec/network_spec.hpp"
 
 #include <chrono>
@@ -211,11 +212,14 @@ TEST(NetworkSpec, StreamIdsFollowFirstMentionAndSchemasPassThroughFilters) {
                                                {15, "  - name: f"},
                                                {16, "    type: filter"},
                                                {17, "    node: a"},
-                                               {18, "    in: s\n    out: [filtered]"}}));
+                                               {18, "    in: s\n    out: [filtered]\n"
+                                                    "    params: {predicate: \"seq >= 0\"}"}}));
   ASSERT_EQ(spec.streams.size(), 2u);
   EXPECT_EQ(spec.streams[0].name, "filtered");
   EXPECT_EQ(spec.streams[0].id, 1u);
-  EXPECT_EQ(spec.streams[0].schema, "tick");  // passed on by the filter
+  EXPECT_EQ(spec.streams[0].schema, "");  // no box names it...
+  ASSERT_TRUE(spec.streams[0].tuple_schema.has_value());
+  EXPECT_EQ(spec.streams[0].tuple_schema->to_string(), "seq:i64,pad:str8");  // ...the filter passes it on
   EXPECT_EQ(spec.streams[0].producer, "f");
   EXPECT_EQ(spec.streams[0].producer_node, "a");
   EXPECT_EQ(spec.streams[0].consumers, std::vector<std::string>{"snk"});
@@ -243,7 +247,7 @@ TEST(NetworkSpec, LinkOverridesTheDefaultsForItsStreamOnly) {
                      "transport: {wait: sleep, window: 32, spin_us: 5}"},
                  {18, "    in: s\n  - {name: gen2, type: source, node: a, out: u, schema: tick}\n"
                       "  - {name: snk2, type: sink, node: b, in: u}\n"
-                      "links:\n  - {stream: u, wait: busy, batch_bytes: 4096, medium: inproc}"}}));
+                      "links:\n  - {stream: u, latency_budget_us: 500, batch_bytes: 4096, medium: inproc}"}}));
   ASSERT_EQ(spec.streams.size(), 2u);
   const TransportSpec& s = spec.streams[0].transport;
   EXPECT_EQ(s.wait.mode, transport::WaitMode::sleep);
@@ -252,7 +256,9 @@ TEST(NetworkSpec, LinkOverridesTheDefaultsForItsStreamOnly) {
   EXPECT_EQ(s.batch_bytes, 32768u);
   EXPECT_EQ(s.medium, "tcp");
   const TransportSpec& u = spec.streams[1].transport;
-  EXPECT_EQ(u.wait.mode, transport::WaitMode::busy);
+  EXPECT_EQ(u.wait.mode, transport::WaitMode::sleep);  // from the defaults
+  EXPECT_EQ(u.wait.latency_budget, microseconds(500));
+  EXPECT_EQ(s.wait.latency_budget, microseconds(200));
   EXPECT_EQ(u.window, 32u);  // from the defaults
   EXPECT_EQ(u.wait.spin, microseconds(5));
   EXPECT_EQ(u.batch_bytes, 4096u);
@@ -270,8 +276,9 @@ TEST(NetworkSpecErrors, UnknownKeyListsTheValidOnes) {
             Errors{"t.yaml:13:5: boxes[0].nod: unknown key (valid: name, type, node, in, out, "
                    "schema, params)"});
   EXPECT_EQ(errors_of(base_with({{14, "    schema: tick\n    params: {rate: 5, burst: 2}"}})),
-            Errors{"t.yaml:15:23: boxes[0].params.burst: unknown key (valid: rate, tuples, "
-                   "duration_s, seed, keys)"});
+            Errors{"t.yaml:15:23: boxes[0].params.burst: unknown key (valid: kind, path, rate, "
+                   "tuples, duration_s, seed, keys, key_field, distribution, zipf_s, values, "
+                   "seq_field, time_field)"});
 }
 
 TEST(NetworkSpecErrors, RepeatedKey) {
@@ -403,8 +410,8 @@ TEST(NetworkSpecErrors, SourceAndSinkShape) {
 TEST(NetworkSpecErrors, SinkSchemaMustMatchItsInput) {
   EXPECT_EQ(errors_of(base_with({{3, "  tick: [{seq: i64}, {pad: str8}]\n  other: [{seq: i64}]"},
                                  {18, "    in: s\n    schema: other"}})),
-            Errors{"t.yaml:20:13: boxes[1].schema: schema 'other' (seq:i64) differs from schema "
-                   "'tick' (seq:i64,pad:str8) of input stream 's'"});
+            Errors{"t.yaml:20:13: boxes[1].schema: schema 'other' (seq:i64) differs from the "
+                   "schema of input stream 's' (seq:i64,pad:str8)"});
   // Same fields under another name are the same schema.
   parse_ok(base_with({{3, "  tick: [{seq: i64}, {pad: str8}]\n  same: [{seq: i64}, {pad: str8}]"},
                       {18, "    in: s\n    schema: same"}}));
@@ -437,7 +444,7 @@ TEST(NetworkSpecErrors, BadRate) {
 TEST(NetworkSpecErrors, BadSinkKind) {
   EXPECT_EQ(errors_of(base_with({{18, "    in: s\n    params:\n      kind: verify"}})),
             Errors{"t.yaml:20:13: boxes[1].params.kind: unknown sink kind 'verify' (valid: check, "
-                   "count, discard)"});
+                   "count, discard, latency)"});
 }
 
 TEST(NetworkSpecErrors, BadLinks) {
@@ -506,19 +513,20 @@ TEST(NetworkSpecErrors, MissingFileIsOneErrorNamingThePath) {
                    "directory"});
 }
 
-TEST(NetworkSpec, ValidateRunnableNamesEveryBoxThatCannotRunYet) {
-  const NetworkSpec spec = parse_ok(base_with({{18, "    in: s\n  - name: f\n    type: filter\n"
+TEST(NetworkSpec, OperatorBoxesRunAndDeriveTheirOutputSchemas) {
+  const NetworkSpec spec = parse_ok(base_with({{18, "    in: u\n    params: {kind: count}\n"
+                                                    "  - name: f\n    type: filter\n"
                                                     "    node: a\n    in: s\n    out: t\n"
-                                                    "  - {name: m, type: map, node: b, in: t}"}}));
-  SpecResult<void> runnable = validate_runnable(spec);
-  ASSERT_FALSE(runnable);
-  EXPECT_EQ(runnable.error().messages,
-            (Errors{"t.yaml:20:11: boxes[2].type: box type 'filter' is not runnable yet (issue: "
-                    "operator library)",
-                    "t.yaml:24:21: boxes[3].type: box type 'map' is not runnable yet (issue: "
-                    "operator library)"}));
-  EXPECT_EQ(spec.find_stream("t")->schema, "tick");  // filter passes its input's schema on
-  EXPECT_TRUE(validate_runnable(parse_ok(base_with())));
+                                                    "    params: {predicate: \"seq > 3\"}\n"
+                                                    "  - {name: m, type: map, node: b, in: t, out: u,"
+                                                    " params: {fields: [{name: twice, expression:"
+                                                    " \"seq * 2\"}]}}"}}));
+  EXPECT_TRUE(validate_runnable(spec));
+  EXPECT_EQ(spec.find_stream("t")->tuple_schema->to_string(), "seq:i64,pad:str8");
+  EXPECT_EQ(spec.find_stream("u")->tuple_schema->to_string(), "twice:i64");
+  ASSERT_NE(spec.boxes[2].plan, nullptr);
+  EXPECT_EQ(spec.boxes[2].plan->outputs.size(), 1u);
+  EXPECT_EQ(topological_order(spec), (std::vector<std::size_t>{0, 2, 3, 1}));
 }
 
 TEST(NetworkSpec, IdleSourceNeedsADuration) {
@@ -734,7 +742,8 @@ TEST(ApplyOverrides, TupleBytesResizesTheLastStrFieldOfEachSourceSchema) {
 TEST(ApplyOverrides, TupleBytesPicksTheWidestStrThatGivesExactlyThatSize) {
   // A field after the str: the str ends where the i32 can start 4-aligned without tail padding.
   NetworkSpec spec = parse_ok(base_with({{3, "  tick: [{a: i64}, {s: str3}, {b: i32}, {t: str2}, "
-                                             "{c: i32}]"}}));
+                                             "{c: i32}]"},
+                                         {18, "    in: s\n    params: {kind: count}"}}));
   Overrides flags;
   flags.tuple_bytes = 40;
   ASSERT_TRUE(apply_overrides(spec, flags));

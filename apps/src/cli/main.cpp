@@ -15,6 +15,7 @@
 #include "bench_command.hpp"
 #include "launch/launcher.hpp"
 #include "spec/network_spec.hpp"
+#include "spec/plan_text.hpp"
 #include "runtime/node.hpp"
 
 namespace {
@@ -191,8 +192,9 @@ int launch_command(const std::string& file, const OverrideFlags& flags, bool fre
     std::cerr << result.error().message << '\n';
     return 1;
   }
-  if (result.value().summary) {
-    if (json.stream != &std::cout) std::cout << format_table({*result.value().summary});
+  if (result.value().summary && json.stream != &std::cout) {
+    std::cout << format_table({*result.value().summary});
+    std::cout << format_network(*result.value().summary);
   }
   for (const auto& e : result.value().errors) std::cerr << "boreal launch: " << e << '\n';
   return result.value().ok() ? 0 : 1;
@@ -287,6 +289,16 @@ int main(int argc, char** argv) {
   run_flags.add_to(*run);
   run->footer("Prints progress and a final node report as JSON lines on stdout.");
 
+  // check
+  auto* check = app.add_subcommand("check", "Check a network file and print its plan, or every problem");
+  std::string check_file;
+  OverrideFlags check_flags;
+  check->add_option("FILE", check_file, "Network file (YAML)")->required();
+  check_flags.add_to(*check);
+  check->footer("A valid file: prints the plan (boxes per node and thread, links with medium and\n"
+                "wait mode, every stream's schema) and exits 0. Otherwise prints every problem as\n"
+                "FILE:LINE:COL: PATH: WHAT and exits 2. run and launch run the same checks first.");
+
   // launch
   auto* launch_cmd = app.add_subcommand("launch", "Run every node of a network file as local processes");
   std::string launch_file;
@@ -302,7 +314,7 @@ int main(int argc, char** argv) {
                          "Write every JSON line (progress, node reports, the run summary) here; '-' = stdout");
   launch_cmd->add_flag("--quiet", launch_quiet, "No progress lines on stderr");
   launch_flags.add_to(*launch_cmd);
-  launch_cmd->footer("Prints the run table of a two-node source -> sink network on stdout.\n"
+  launch_cmd->footer("Prints the run table on stdout, then a table per box, per link and per node.\n"
                      "Example: boreal launch apps/examples/demo.yaml --wait sleep --rate 100000 --duration 5");
 
   // demo
@@ -343,6 +355,12 @@ int main(int argc, char** argv) {
 
   if (run->parsed()) {
     return run_command(run_file, run_node_name, run_flags, run_addresses, run_timeout, run_json);
+  }
+  if (check->parsed()) {
+    auto spec = load(check_file, check_flags.values);
+    if (!spec) return 2;
+    std::cout << describe_plan(*spec);
+    return 0;
   }
   if (launch_cmd->parsed()) {
     return launch_command(launch_file, launch_flags, launch_free_ports, launch_timeout, launch_json,

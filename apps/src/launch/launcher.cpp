@@ -243,7 +243,7 @@ RunConfig run_config_of(const NetworkSpec& spec) {
     config.batch_bytes = stream.transport.batch_bytes;
     config.latency_budget_us = stream.transport.wait.latency_budget.count();
     config.flush_us = stream.transport.flush.count();
-    if (const auto* schema = spec.find_schema(stream.schema)) config.tuple_bytes = schema->tuple_bytes();
+    if (stream.tuple_schema) config.tuple_bytes = stream.tuple_schema->tuple_bytes();
     if (const auto* box = spec.find_box(stream.producer); box != nullptr && box->source) {
       config.offered_rate = box->source->rate;
     }
@@ -365,19 +365,24 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
     for (const auto& e : report.errors) result.errors.push_back(report.node + ": " + e);
   }
 
-  // A two-node source → sink network gets a run summary, and so does one node that both
-  // sends and receives (an inproc stream: the same process on both sides).
-  const NodeReport* sender = nullptr;
-  const NodeReport* receiver = nullptr;
-  for (const auto& report : result.nodes) {
-    for (const auto& link : report.links) {
-      (link.direction == "send" ? sender : receiver) = &report;
-    }
+  // Every network with a source and a sink gets a run summary: the two-node one's fields,
+  // then a section per node, box and link. Counts and checksums are compared end to end only
+  // where every sink reads a source's stream.
+  bool pass_through = true;
+  for (const BoxSpec& box : spec.boxes) {
+    if (box.type != "sink" || box.inputs.empty()) continue;
+    const StreamSpec* in = spec.find_stream(box.inputs.front());
+    const BoxSpec* producer = in == nullptr ? nullptr : spec.find_box(in->producer);
+    pass_through = pass_through && producer != nullptr && producer->type == "source";
   }
-  const bool two_nodes = result.nodes.size() == 2 && sender != receiver;
-  const bool one_node = result.nodes.size() == 1 && sender == receiver;
-  if (sender != nullptr && receiver != nullptr && (two_nodes || one_node)) {
-    result.summary = summarize(run_config_of(spec), *sender, *receiver);
+  const bool has_sender = std::any_of(result.nodes.begin(), result.nodes.end(), [](const NodeReport& r) {
+    return std::any_of(r.boxes.begin(), r.boxes.end(), [](const BoxReport& b) { return b.type == "source"; });
+  });
+  const bool has_receiver = std::any_of(result.nodes.begin(), result.nodes.end(), [](const NodeReport& r) {
+    return std::any_of(r.boxes.begin(), r.boxes.end(), [](const BoxReport& b) { return b.type == "sink"; });
+  });
+  if (has_sender && has_receiver) {
+    result.summary = summarize_network(run_config_of(spec), result.nodes, pass_through);
     if (options.json != nullptr) *options.json << to_json(*result.summary).dump() << '\n';
   }
   if (options.json != nullptr) options.json->flush();

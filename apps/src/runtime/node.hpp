@@ -1,17 +1,13 @@
 // One node of a query network, run on the calling thread (`boreal run FILE --node NAME`).
 //
-// The node owns one I/O thread (the caller) with one EventLoop. Every stream that leaves the
-// node gets a SendLink, every stream that enters it a RecvLink on the node's listener, and the
-// boxes placed on the node run in the same duty cycle (STYLE.md rule 1): one agent whose
-// do_work() generates, sends, receives and checks, and one wait mode for when it found
-// nothing to do.
-//
-// What runs today (validate_runnable() says so before anything starts): `source` boxes whose
-// output goes to another node, and `sink` boxes whose input comes from another node, over
-// the `tcp` medium.
+// The node runs its part of the network (node_graph.hpp): every box placed on it, a receiving
+// link for every stream that enters it, a sending link for every stream and other node that
+// consumes it, all on one I/O thread with one EventLoop and one wait mode, as one agent whose
+// do_work() receives, runs the boxes, sends (docs/design.md, convention 1).
 //
 // The node writes JSON lines to `out`: progress objects ({"kind":"progress",...}) about once
-// a second, then one {"kind":"node",...} object with everything it measured (NodeReport).
+// a second, then one {"kind":"node",...} object with everything it measured (NodeReport),
+// with a section per box and per link.
 #pragma once
 
 #include <atomic>

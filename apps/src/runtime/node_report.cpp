@@ -154,7 +154,25 @@ json to_json(const NodeReport& r) {
                      {"direction", l.direction},
                      {"state", l.state},
                      {"error", l.error},
-                     {"stats", to_json(l.stats)}});
+                     {"stats", to_json(l.stats)},
+                     {"peer", l.peer},
+                     {"medium", l.medium},
+                     {"wait", l.wait},
+                     {"provider", l.provider},
+                     {"backlog_peak_bytes", l.backlog_peak_bytes},
+                     {"backpressured_s", l.backpressured_s}});
+  }
+  json boxes = json::array();
+  for (const auto& b : r.boxes) {
+    boxes.push_back({{"name", b.name},
+                     {"type", b.type},
+                     {"thread", b.thread},
+                     {"tuples_in", b.tuples_in},
+                     {"tuples_out", b.tuples_out},
+                     {"batches_in", b.batches_in},
+                     {"busy_s", b.busy_s},
+                     {"backpressured_s", b.backpressured_s},
+                     {"thread_cpu_us_per_tuple", b.thread_cpu_us_per_tuple}});
   }
   json j = {{"kind", "node"},
             {"node", r.node},
@@ -188,6 +206,8 @@ json to_json(const NodeReport& r) {
               {"nanosleep", r.syscalls.nanosleep},
               {"sched_yield", r.syscalls.sched_yield}}},
             {"links", links},
+            {"boxes", boxes},
+            {"threads", r.threads},
             {"errors", r.errors},
             {"rejected", r.rejected}};
   if (r.machine) j["machine"] = to_json(*r.machine);
@@ -226,9 +246,34 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
     if (j.contains("machine")) r.machine = machine_from_json(j["machine"]);
     if (j.contains("wait_stats")) r.wait_stats = wait_stats_from_json(j["wait_stats"]);
     for (const auto& l : j.value("links", json::array())) {
-      r.links.push_back({l.value("stream", ""), l.value("direction", ""), l.value("state", ""),
-                         l.value("error", ""), link_stats_from_json(l.value("stats", json::object()))});
+      LinkReport link;
+      link.stream = l.value("stream", "");
+      link.direction = l.value("direction", "");
+      link.state = l.value("state", "");
+      link.error = l.value("error", "");
+      link.stats = link_stats_from_json(l.value("stats", json::object()));
+      link.peer = l.value("peer", "");
+      link.medium = l.value("medium", "");
+      link.wait = l.value("wait", "");
+      link.provider = l.value("provider", "");
+      link.backlog_peak_bytes = l.value("backlog_peak_bytes", 0ULL);
+      link.backpressured_s = l.value("backpressured_s", 0.0);
+      r.links.push_back(std::move(link));
     }
+    for (const auto& b : j.value("boxes", json::array())) {
+      BoxReport box;
+      box.name = b.value("name", "");
+      box.type = b.value("type", "");
+      box.thread = b.value("thread", 0U);
+      box.tuples_in = b.value("tuples_in", 0ULL);
+      box.tuples_out = b.value("tuples_out", 0ULL);
+      box.batches_in = b.value("batches_in", 0ULL);
+      box.busy_s = b.value("busy_s", 0.0);
+      box.backpressured_s = b.value("backpressured_s", 0.0);
+      box.thread_cpu_us_per_tuple = b.value("thread_cpu_us_per_tuple", 0.0);
+      r.boxes.push_back(std::move(box));
+    }
+    r.threads = j.value("threads", 1U);
     if (j.contains("syscalls")) {
       const auto& sc = j["syscalls"];
       r.syscalls = {sc.value("read", 0ULL),       sc.value("write", 0ULL),
@@ -303,7 +348,7 @@ RunSummary summarize(const RunConfig& config, const NodeReport& sender,
 
 json to_json(const RunSummary& s) {
   json rate = s.config.offered_rate ? json(*s.config.offered_rate) : json("max");
-  return {{"kind", "run"},
+  json j = {{"kind", "run"},
           {"network", s.config.network},
           {"medium", s.config.medium},
           {"provider", s.config.provider.empty() ? json(nullptr) : json(s.config.provider)},
@@ -344,6 +389,41 @@ json to_json(const RunSummary& s) {
           {"rejected_connections", s.rejected_connections},
           {"commit", s.commit},
           {"host", s.host}};
+  j["pass_through"] = s.pass_through;
+  if (!s.pass_through) j["checksum_ok"] = nullptr;  // operators change the tuples: not compared
+  j["cpu_us_per_tuple"]["nodes"] = s.cpu_us_per_tuple_nodes;
+  j["cores_used"]["nodes"] = s.cores_nodes;
+  if (!s.nodes.empty()) {
+    json nodes = json::array();
+    json boxes = json::array();
+    json links = json::array();
+    for (const NodeReport& r : s.nodes) {
+      nodes.push_back({{"node", r.node},
+                       {"wait", r.wait},
+                       {"threads", r.threads},
+                       {"window_s", r.window_s},
+                       {"process_cpu_s", r.process_cpu_s},
+                       {"thread_cpu_s", r.thread_cpu_s},
+                       {"cores", r.window_s > 0 ? r.process_cpu_s / r.window_s : 0.0},
+                       {"tuples_sent", r.tuples_sent},
+                       {"tuples_received", r.tuples_received},
+                       {"max_rss_kb", r.max_rss_kb_end},
+                       {"errors", r.errors}});
+      const json report = to_json(r);
+      for (json box : report["boxes"]) {
+        box["node"] = r.node;
+        boxes.push_back(std::move(box));
+      }
+      for (json link : report["links"]) {
+        link["node"] = r.node;
+        links.push_back(std::move(link));
+      }
+    }
+    j["nodes"] = std::move(nodes);
+    j["boxes"] = std::move(boxes);
+    j["links"] = std::move(links);
+  }
+  return j;
 }
 
 std::string format_table(const std::vector<RunSummary>& rows) {

@@ -27,6 +27,30 @@ struct LinkReport {
   std::string state;      // transport::to_string(LinkState)
   std::string error;      // empty unless failed
   transport::LinkStats stats;
+  std::string peer;       // the node at the other end
+  std::string medium;     // tcp, fabric-msg, fabric-rma
+  std::string wait;       // the wait mode of the thread that runs the link
+  std::string provider;   // fabric media: the libfabric provider
+  // Sending: the most bytes of rows that waited for credit at once (bounded by what one
+  // input batch produces); the time its producers were held back. Receiving: the time the
+  // link was not polled because its stream was blocked downstream.
+  std::uint64_t backlog_peak_bytes = 0;
+  double backpressured_s = 0;
+};
+
+// One box of a node: its own figures (docs/design.md, "Metrics").
+struct BoxReport {
+  std::string name;
+  std::string type;
+  std::uint64_t tuples_in = 0;
+  std::uint64_t tuples_out = 0;
+  std::uint64_t batches_in = 0;
+  double busy_s = 0;             // wall time inside the box's own code (operators)
+  double backpressured_s = 0;    // sources: time rows were due but the stream was blocked
+  // The CPU of the thread that runs the box over the measurement window, per tuple the box
+  // handled (in for operators and sinks, out for sources): what the box's place costs.
+  double thread_cpu_us_per_tuple = 0;
+  std::uint32_t thread = 0;      // the node's I/O thread that runs it
 };
 
 struct LatencySummary {
@@ -81,6 +105,8 @@ struct NodeReport {
     std::uint64_t sched_yield = 0;
   } syscalls;
   std::vector<LinkReport> links;
+  std::vector<BoxReport> boxes;       // every box of the node, in arrow order
+  std::uint32_t threads = 1;          // I/O threads
   std::vector<std::string> errors;    // every link failure; the run went wrong
   std::vector<std::string> rejected;  // connections refused before they became a link (bad
                                       // hello, garbage, unknown stream): the node kept serving
@@ -138,6 +164,13 @@ struct RunSummary {
   std::uint64_t rejected_connections = 0;
   std::string commit;
   std::string host;
+  // Networks of any shape (summarize_network). pass_through: every sink reads a stream a
+  // source produced, so the counts and the content checksum must match end to end; otherwise
+  // checksum_ok is not applicable (null in JSON) and per-tuple figures count source tuples.
+  bool pass_through = true;
+  std::vector<NodeReport> nodes;       // every node's report, in the file's node order
+  double cpu_us_per_tuple_nodes = 0;   // every node's process CPU, per tuple measured
+  double cores_nodes = 0;              // every node's process CPU over its window
 };
 
 // The commit this binary was built from (as of configure time), or "unknown".
@@ -146,7 +179,18 @@ struct RunSummary {
 // Builds the summary of a two-node run.
 [[nodiscard]] RunSummary summarize(const RunConfig& config, const NodeReport& sender,
                                    const NodeReport& receiver);
+// The summary of a network of any shape from every node's report: the "sender" figures sum
+// the nodes that run sources, the "receiver" figures the nodes that run sinks (one node may
+// be both); nodes in between count in the all-node totals and their own sections. With
+// `pass_through` false (some sink reads an operator's output) counts are not compared and
+// per-tuple figures divide by the tuples the sources sent in their window.
+[[nodiscard]] RunSummary summarize_network(const RunConfig& config,
+                                           const std::vector<NodeReport>& nodes,
+                                           bool pass_through);
 [[nodiscard]] nlohmann::json to_json(const RunSummary& summary);
+// The per-node, per-box and per-link tables of a summary from summarize_network, then the
+// network's totals: what `boreal launch` prints.
+[[nodiscard]] std::string format_network(const RunSummary& summary);
 
 // The human table of `boreal demo` and `boreal launch`: a header and one row per summary.
 [[nodiscard]] std::string format_table(const std::vector<RunSummary>& rows);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "spec/network_spec.hpp"
+#include "spec/schema_plan.hpp"
 #include "spec/spec_values.hpp"
 
 namespace boreal::runtime {
@@ -150,14 +151,22 @@ SpecResult<void> apply_overrides(NetworkSpec& spec, const Overrides& overrides) 
   patch.apply_to(next.transport);
   for (StreamSpec& stream : next.streams) patch.apply_to(stream.transport);
   apply_source_flags(next, overrides, errors);
-  if (overrides.tuple_bytes) apply_tuple_bytes(next, *overrides.tuple_bytes, errors);
+  if (overrides.tuple_bytes) {
+    apply_tuple_bytes(next, *overrides.tuple_bytes, errors);
+    // The derived streams follow their sources' new size.
+    Problems problems(next.file_name);
+    derive_schemas(next, problems);
+    if (!problems.empty()) {
+      for (const std::string& message : problems.sorted().messages) errors.add("--tuple-bytes", message);
+    }
+  }
 
   // A frame holds at least one tuple. The file was checked by parse_network(), so only a
   // flag can break this; blame --batch-bytes when given, else --tuple-bytes.
   if (errors.empty() && (overrides.batch_bytes || overrides.tuple_bytes)) {
     const std::string_view flag = overrides.batch_bytes ? "--batch-bytes" : "--tuple-bytes";
     for (const StreamSpec& stream : next.streams) {
-      const ops::Schema* schema = next.find_schema(stream.schema);
+      const ops::Schema* schema = stream.tuple_schema ? &*stream.tuple_schema : nullptr;
       if (schema == nullptr || schema->tuple_bytes() <= stream.transport.batch_bytes) continue;
       errors.add(flag, "batch_bytes " + std::to_string(stream.transport.batch_bytes) +
                            " cannot hold one tuple of stream " + in_quotes(stream.name) + " (" +

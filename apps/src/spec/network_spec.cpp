@@ -7,12 +7,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <set>
 #include <utility>
 
+#include "spec/box_types.hpp"
+#include "spec/schema_plan.hpp"
 #include "spec/spec_values.hpp"
 #include "spec/spec_yaml.hpp"
 
@@ -32,12 +36,12 @@ constexpr std::array<std::string_view, 9> kLinkKeys = {
     "spin_us", "batch_bytes", "flush_us", "window"};
 constexpr std::array<std::string_view, 7> kBoxKeys = {"name", "type", "node",  "in",
                                                       "out",  "schema", "params"};
-constexpr std::array<std::string_view, 5> kSourceParamKeys = {"rate", "tuples", "duration_s",
-                                                              "seed", "keys"};
-constexpr std::array<std::string_view, 3> kSinkParamKeys = {"kind", "slow_us_per_frame", "output"};
-// Operators whose output has their input's schema unless the box names one.
-constexpr std::array<std::string_view, 4> kSchemaPassingTypes = {"filter", "union", "bsort",
-                                                                 "split"};
+constexpr std::array<std::string_view, 13> kSourceParamKeys = {
+    "kind",   "path",        "rate",   "tuples",  "duration_s", "seed",      "keys",
+    "key_field", "distribution", "zipf_s", "values", "seq_field", "time_field"};
+constexpr std::array<std::string_view, 4> kSinkParamKeys = {"kind", "slow_us_per_frame", "output",
+                                                            "field"};
+constexpr std::array<std::string_view, 3> kValueKeys = {"field", "min", "max"};
 
 std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
@@ -93,8 +97,7 @@ class Parser {
   void read_sink_params(const YamlValue* params, BoxSpec& box);
   void check_box_references();
   void build_streams();
-  std::string resolve_schema(std::size_t stream, int depth);
-  void check_sinks();
+  void check_threads();
   void read_links(const YamlValue& value);
   void default_media_from_addresses();
   void check_batch_fit();
@@ -148,10 +151,11 @@ SpecResult<NetworkSpec> Parser::run(std::string_view text) {
   if (const YamlValue* boxes = top->require("boxes", problems_)) read_boxes(*boxes);
   check_box_references();
   build_streams();
-  check_sinks();
+  derive_schemas(spec_, problems_);
   if (const YamlValue* links = top->find("links")) read_links(*links);
   default_media_from_addresses();
   check_batch_fit();
+  check_threads();
 
   if (!problems_.empty()) return boost::outcome_v2::failure(problems_.sorted());
   return std::move(spec_);
@@ -349,6 +353,8 @@ void Parser::read_box(const YamlValue& value) {
   }
   const YamlValue* params = mapping->find("params");
   if (params != nullptr) box.params = params->node;
+  box.at = std::make_shared<const YamlValue>(value);
+  if (params != nullptr) box.params_at = std::make_shared<const YamlValue>(*params);
 
   if (box.type == "source") {
     if (schema_value == nullptr) {
@@ -385,6 +391,24 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
   if (params == nullptr || params->node.IsNull()) return;
   const auto mapping = read_mapping(*params, Keys(kSourceParamKeys), problems_);
   if (!mapping) return;
+  if (const YamlValue* v = mapping->find("kind")) {
+    if (auto kind = read_string(*v, problems_)) {
+      if (*kind == "generator") {
+        source.kind = SourceKind::generator;
+      } else if (*kind == "csv") {
+        source.kind = SourceKind::csv;
+      } else {
+        problems_.add(*v, "unknown source kind " + in_quotes(*kind) + " (valid: generator, csv)");
+      }
+    }
+  }
+  const bool csv = source.kind == SourceKind::csv;
+  if (const YamlValue* v = mapping->find("path")) {
+    if (!csv) problems_.add(*v, "'path' is for a csv source (kind: csv)");
+    if (auto path = read_string(*v, problems_)) source.path = *path;
+  } else if (csv) {
+    problems_.add(*params, "missing required key 'path' (the CSV file a csv source reads)");
+  }
   if (const YamlValue* v = mapping->find("rate")) {
     if (!v->node.IsScalar()) {
       problems_.add(*v, "expected a positive number of tuples/s, 'max' or 'idle', got " +
@@ -403,12 +427,76 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
       source.duration = std::chrono::duration<double>(*seconds);
     }
   }
-  if (const YamlValue* v = mapping->find("seed")) {
+  // The generator's own keys.
+  auto generator_key = [&](std::string_view key) -> const YamlValue* {
+    const YamlValue* v = mapping->find(key);
+    if (v != nullptr && csv) {
+      problems_.add(*v, in_quotes(key) + " is for a generator source, not kind csv");
+      return nullptr;
+    }
+    return v;
+  };
+  if (const YamlValue* v = generator_key("seed")) {
     if (auto n = read_uint64(*v, problems_)) source.seed = *n;
   }
-  if (const YamlValue* v = mapping->find("keys")) {
+  if (const YamlValue* v = generator_key("keys")) {
     if (auto n = read_int(*v, 1, std::numeric_limits<std::int64_t>::max(), problems_)) {
       source.keys = static_cast<std::uint64_t>(*n);
+    }
+  }
+  if (const YamlValue* v = generator_key("key_field")) {
+    if (auto name = read_string(*v, problems_)) source.key_field = *name;
+  }
+  if (const YamlValue* v = generator_key("distribution")) {
+    if (auto name = read_string(*v, problems_)) {
+      if (*name == "zipf" || *name == "uniform") {
+        source.zipf = *name == "zipf";
+      } else {
+        problems_.add(*v, "unknown key distribution " + in_quotes(*name) + " (valid: uniform, zipf)");
+      }
+    }
+  }
+  if (const YamlValue* v = generator_key("zipf_s")) {
+    if (auto x = read_non_negative(*v, problems_)) {
+      if (*x <= 0) {
+        problems_.add(*v, "the Zipf exponent must be positive, got 0");
+      } else {
+        source.zipf_s = *x;
+      }
+    }
+  }
+  if (const YamlValue* v = generator_key("seq_field")) {
+    if (auto name = read_string(*v, problems_)) source.seq_field = *name;
+  }
+  if (const YamlValue* v = generator_key("time_field")) {
+    if (auto name = read_string(*v, problems_)) source.time_field = *name;
+  }
+  if (const YamlValue* v = generator_key("values")) {
+    if (auto items = read_list(*v, problems_)) {
+      for (const YamlValue& item : *items) {
+        const auto entry = read_mapping(item, Keys(kValueKeys), problems_);
+        if (!entry) continue;
+        ValueSpec value;
+        if (const YamlValue* f = entry->require("field", problems_)) {
+          value.field = read_string(*f, problems_).value_or("");
+        }
+        auto number = [&](std::string_view key, double& out) {
+          const YamlValue* n = entry->require(key, problems_);
+          if (n == nullptr) return;
+          double x = 0;
+          const std::string text = n->node.IsScalar() ? n->node.Scalar() : std::string();
+          char* end = nullptr;
+          x = std::strtod(text.c_str(), &end);
+          if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(x)) {
+            problems_.add(*n, "expected a number, got " + describe_node(n->node));
+            return;
+          }
+          out = x;
+        };
+        number("min", value.min);
+        number("max", value.max);
+        source.values.push_back(std::move(value));
+      }
     }
   }
 }
@@ -434,6 +522,13 @@ void Parser::read_sink_params(const YamlValue* params, BoxSpec& box) {
   }
   if (const YamlValue* v = mapping->find("output")) {
     if (auto path = read_string(*v, problems_)) sink.output = *path;
+  }
+  if (const YamlValue* v = mapping->find("field")) {
+    if (sink.kind != SinkKind::latency) {
+      problems_.add(*v, "'field' is for a latency sink (kind: latency)");
+    } else if (auto name = read_string(*v, problems_)) {
+      sink.field = *name;
+    }
   }
 }
 
@@ -532,38 +627,9 @@ void Parser::build_streams() {
         std::any_of(stream.consumer_nodes.begin(), stream.consumer_nodes.end(),
                     [&](const std::string& node) { return node != stream.producer_node; });
   }
-  for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
-    spec_.streams[s].schema = resolve_schema(s, 0);
-  }
-}
-
-// The schema name a stream carries: its producer's `schema`, else for schema-passing
-// operators their first input's, else empty (the operator decides). `depth` bounds the walk
-// so that a cycle of passing boxes ends (with no schema).
-std::string Parser::resolve_schema(std::size_t stream, int depth) {
-  const StreamSpec& spec = spec_.streams[stream];
-  const BoxSpec* producer = spec.producer.empty() ? nullptr : spec_.find_box(spec.producer);
-  if (producer == nullptr || depth > static_cast<int>(spec_.streams.size())) return {};
-  if (!producer->schema.empty()) return producer->schema;
-  if (!contains(kSchemaPassingTypes, producer->type) || producer->inputs.empty()) return {};
-  const StreamSpec* input = spec_.find_stream(producer->inputs.front());
-  return input == nullptr ? std::string() : resolve_schema(input->id - 1, depth + 1);
-}
-
-void Parser::check_sinks() {
-  for (std::size_t b = 0; b < spec_.boxes.size(); ++b) {
-    const BoxSpec& box = spec_.boxes[b];
-    if (box.type != "sink" || box.schema.empty() || box.inputs.size() != 1) continue;
-    const StreamSpec* input = spec_.find_stream(box.inputs.front());
-    if (input == nullptr || input->schema.empty()) continue;
-    const ops::Schema* expected = schema_of(box.schema);
-    const ops::Schema* carried = schema_of(input->schema);
-    if (expected != nullptr && carried != nullptr && !(*expected == *carried)) {
-      problems_.add(*places_[b].schema,
-                    "schema " + in_quotes(box.schema) + " (" + expected->to_string() +
-                        ") differs from schema " + in_quotes(input->schema) + " (" +
-                        carried->to_string() + ") of input stream " + in_quotes(input->name));
-    }
+  for (StreamSpec& stream : spec_.streams) {
+    const BoxSpec* producer = spec_.find_box(stream.producer);
+    if (producer != nullptr) stream.schema = producer->schema;
   }
 }
 
@@ -619,7 +685,7 @@ void Parser::check_batch_fit() {
   link_batch_at_.resize(spec_.streams.size());  // no `links` section: never filled
   for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
     const StreamSpec& stream = spec_.streams[s];
-    const ops::Schema* schema = schema_of(stream.schema);
+    const ops::Schema* schema = stream.tuple_schema ? &*stream.tuple_schema : nullptr;
     if (schema == nullptr || schema->tuple_bytes() <= stream.transport.batch_bytes) continue;
     const std::string tuple = "one tuple of stream " + in_quotes(stream.name) + " (" +
                               std::to_string(schema->tuple_bytes()) + " bytes)";
@@ -635,7 +701,65 @@ void Parser::check_batch_fit() {
   }
 }
 
+// A node's links share its one I/O thread, and a thread waits one way: every link into or out
+// of a node must agree on the wait mode and the spin. (The latency budgets may differ: the
+// node waits within the smallest.) A disagreement is reported at the later stream's `links`
+// entry, or where the stream is first written.
+void Parser::check_threads() {
+  link_at_.resize(spec_.streams.size());
+  for (const NodeSpec& node : spec_.nodes) {
+    const StreamSpec* first = nullptr;
+    for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
+      const StreamSpec& stream = spec_.streams[s];
+      if (!stream.crosses_nodes) continue;
+      const bool sends = stream.producer_node == node.name;
+      const bool receives =
+          std::find(stream.consumer_nodes.begin(), stream.consumer_nodes.end(), node.name) !=
+              stream.consumer_nodes.end() &&
+          !sends;
+      if (!sends && !receives) continue;
+      if (first == nullptr) {
+        first = &stream;
+        continue;
+      }
+      const auto& a = first->transport.wait;
+      const auto& b = stream.transport.wait;
+      if (a.mode == b.mode && a.spin == b.spin) continue;
+      auto describe = [](const transport::WaitConfig& w) {
+        return std::string(transport::to_string(w.mode)) + ", spin_us " +
+               std::to_string(w.spin.count());
+      };
+      const YamlValue& at = link_at_[s] ? *link_at_[s] : first_mention_[s].at;
+      problems_.add(at, "stream " + in_quotes(stream.name) + " waits " + describe(b) +
+                            " but stream " + in_quotes(first->name) + " waits " + describe(a) +
+                            ", and both are links of node " + in_quotes(node.name) +
+                            ", whose links share one I/O thread: give them the same wait and "
+                            "spin_us");
+    }
+  }
+}
+
 }  // namespace
+
+ops::GeneratorParams generator_params(const SourceParams& source, const ops::Schema& schema) {
+  ops::GeneratorParams params;
+  params.schema = schema;
+  params.seed = source.seed;
+  if (source.tuples > 0) params.limit = source.tuples;
+  std::string key = source.key_field;
+  if (key.empty() && schema.index_of("key")) key = "key";
+  params.keys = {.field = key,
+                 .count = source.keys,
+                 .distribution = source.zipf ? ops::KeyDistribution::zipf : ops::KeyDistribution::uniform,
+                 .zipf_s = source.zipf_s};
+  for (const ValueSpec& value : source.values) params.values.push_back({value.field, value.min, value.max});
+  // The defaults apply only where the schema has such a field; a named field must exist.
+  const bool default_seq = source.seq_field == "seq" && !schema.index_of("seq");
+  const bool default_time = source.time_field == "ts" && !schema.index_of("ts");
+  params.seq_field = default_seq ? std::string() : source.seq_field;
+  params.time_field = default_time ? std::string() : source.time_field;
+  return params;
+}
 
 bool is_fabric(std::string_view medium) noexcept {
   return medium == "fabric-msg" || medium == "fabric-rma";
@@ -675,6 +799,7 @@ std::string_view to_string(SinkKind kind) noexcept {
     case SinkKind::check: return "check";
     case SinkKind::count: return "count";
     case SinkKind::discard: return "discard";
+    case SinkKind::latency: return "latency";
   }
   return "?";
 }
@@ -734,10 +859,6 @@ SpecResult<void> validate_runnable(const NetworkSpec& spec) {
       where += ":" + std::to_string(box.pos.line) + ":" + std::to_string(box.pos.column);
     }
     where += ": boxes[" + std::to_string(i) + "]";
-    if (!contains(kRunnableBoxTypes, box.type)) {
-      errors.messages.push_back(where + ".type: box type " + in_quotes(box.type) +
-                                " is not runnable yet (issue: operator library)");
-    }
     const bool idle = box.source && box.source->rate && *box.source->rate == 0.0;
     if (idle && box.source->duration.count() <= 0) {
       errors.messages.push_back(where + ".params.rate: an idle source needs a duration "

@@ -1,4 +1,4 @@
-// A query network as written in its YAML file (DESIGN.md "Query networks and the runtime"):
+// A query network as written in its YAML file (docs/design.md "Query networks and the runtime"):
 // schemas, nodes, transport defaults, boxes and per-stream link overrides, checked as a whole,
 // plus the streams ("arrows") derived from the boxes' inputs and outputs.
 //
@@ -18,17 +18,21 @@
 //   links:                           optional; stream required, then any transport key
 //     - {stream: ticks, wait: block}
 //
-// `in` and `out` take one stream name or a list. `schema` names the schema of the box's output
-// streams (required on a source; on a sink it names the schema the sink expects to receive).
-// filter, union, bsort and split pass their input schema on when they name none; the other
-// operators will derive theirs in the operator library, so their streams may have no schema
-// here. Only source and sink boxes run today: see validate_runnable().
+// `in` and `out` take one stream name or a list. `schema` names the schema of a source's output
+// (required) or asserts the schema of any other box's output (a sink: the schema it expects
+// to receive). Every other stream's schema is derived by the boxes themselves, in the order
+// of the arrows (box_types.hpp plans each operator box from its params and input schemas).
 //
-// Source params: rate (tuples/s, a positive number, "max" or "idle"; default "max"), tuples and
-// duration_s (stop at whichever comes first; 0 = no limit; default 0), seed (default 1), keys
-// (distinct key values, uniform; default 1000). Sink params: kind (check | count | discard;
-// default check), output (a CSV file, with a header line, of every tuple received, in order;
-// default none) and slow_us_per_frame (a test hook that makes the sink slow; default 0).
+// Source params: kind (generator | csv; default generator). A generator: rate (tuples/s, a
+// positive number, "max" or "idle"; default "max"), tuples and duration_s (stop at whichever
+// comes first; 0 = no limit; default 0), seed (default 1), keys (distinct key values; default
+// 1000), key_field (default "key" when the schema has it), distribution (uniform | zipf),
+// zipf_s (default 1), values (a list of {field, min, max}: uniform numeric values),
+// seq_field (default "seq"), time_field (default "ts"). A csv source: path (required; a
+// header line naming the schema's fields) and rate. Sink params: kind (check | count |
+// discard | latency; default check), output (a CSV file, with a header line, of every tuple
+// received, in order; default none), field (latency: the time field; default "ts") and
+// slow_us_per_frame (a test hook that makes the sink slow; default 0).
 //
 // Media and addresses. A stream between nodes goes over its `medium`. When neither the
 // `transport` block nor its `links` entry names one, a stream into a node whose address is
@@ -50,6 +54,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +62,7 @@
 
 #include <boost/outcome/result.hpp>
 #include <boreal/ops/schema.hpp>
+#include <boreal/ops/source.hpp>
 #include <boreal/transport/wait_mode.hpp>
 #include <yaml-cpp/yaml.h>
 
@@ -64,7 +70,7 @@
 
 namespace boreal::runtime {
 
-// Media by name (DESIGN.md "Transport").
+// Media by name (docs/design.md "Transport").
 inline constexpr std::array<std::string_view, 4> kMedia = {"tcp", "inproc", "fabric-msg",
                                                            "fabric-rma"};
 // The libfabric provider of a fabric link that names none, and whose receiving node's address
@@ -73,10 +79,9 @@ inline constexpr std::string_view kDefaultProvider = "tcp;ofi_rxm";
 
 // fabric-msg or fabric-rma.
 [[nodiscard]] bool is_fabric(std::string_view medium) noexcept;
-// Box types the file may name. Only kRunnableBoxTypes run today.
+// Box types the file may name: the two edges and the operators of box_types.hpp.
 inline constexpr std::array<std::string_view, 10> kBoxTypes = {
     "source", "sink", "filter", "map", "union", "aggregate", "join", "bsort", "resample", "split"};
-inline constexpr std::array<std::string_view, 2> kRunnableBoxTypes = {"source", "sink"};
 
 // Every located problem found in a file (or in command-line overrides), in file order.
 struct SpecErrors {
@@ -115,20 +120,37 @@ struct NodeSpec {
   Uri uri;              // parsed address
 };
 
+enum class SourceKind : std::uint8_t { generator, csv };
+
+struct ValueSpec {
+  std::string field;
+  double min = 0;
+  double max = 0;
+};
+
 struct SourceParams {
+  SourceKind kind = SourceKind::generator;
+  std::string path;  // csv: the file to read
   // tuples/s; nullopt = "max" (as fast as credit allows); 0 = "idle": the link is open and
   // the source sends nothing until its duration ends (what waiting costs with no traffic)
   std::optional<double> rate;
   std::uint64_t tuples = 0;                   // stop after this many; 0 = no count limit
   std::chrono::duration<double> duration{0};  // stop after this long; 0 = no time limit
   std::uint64_t seed = 1;
-  std::uint64_t keys = 1000;  // distinct values of the key field, drawn uniformly
+  std::uint64_t keys = 1000;  // distinct values of the key field
+  std::string key_field;      // empty: "key" when the schema has such a field, else none
+  bool zipf = false;          // keys Zipf-distributed (else uniform)
+  double zipf_s = 1.0;
+  std::vector<ValueSpec> values;
+  std::string seq_field = "seq";
+  std::string time_field = "ts";
 };
 
 enum class SinkKind : std::uint8_t {
   check,    // verify order, loss, duplicates and content CRC; latency histogram
   count,    // count tuples only
   discard,  // drop everything (measures the transport alone)
+  latency,  // latency histogram of a time field only
 };
 [[nodiscard]] std::string_view to_string(SinkKind kind) noexcept;
 
@@ -136,7 +158,11 @@ struct SinkParams {
   SinkKind kind = SinkKind::check;
   std::chrono::microseconds slow_per_frame{0};  // test hook: stall this long per frame
   std::string output;  // when set: every received tuple is written to this CSV file, in order
+  std::string field = "ts";  // latency: the time field
 };
+
+struct BoxPlan;    // box_types.hpp
+struct YamlValue;  // spec_yaml.hpp
 
 struct BoxSpec {
   std::string name;
@@ -151,13 +177,19 @@ struct BoxSpec {
   std::optional<SourceParams> source;  // set for type "source"
   std::optional<SinkParams> sink;      // set for type "sink"
   SourcePos pos;                       // where the box's `type` is written
+  // Operator boxes: the plan derived from params and input schemas (output schemas, maker).
+  std::shared_ptr<const BoxPlan> plan;
+  // Where the box and its params are written, to plan it again after --tuple-bytes.
+  std::shared_ptr<const YamlValue> at;
+  std::shared_ptr<const YamlValue> params_at;  // null when the box has no params
 };
 
 // One arrow: a named stream from its producer box to its consumer boxes.
 struct StreamSpec {
   std::string name;
   std::uint32_t id = 0;  // 1-based, in order of first mention in the file; stable for a file
-  std::string schema;    // empty when the producing operator decides (map, aggregate, join)
+  std::string schema;    // the name its producer gives (a source's, or an asserted one); may be empty
+  std::optional<ops::Schema> tuple_schema;  // the schema it carries, derived; unset only on errors
   std::string producer;  // box name
   std::string producer_node;
   std::vector<std::string> consumers;       // box names, in file order
@@ -186,6 +218,11 @@ struct NetworkSpec {
   [[nodiscard]] const ops::Schema* find_schema(std::string_view name) const;
 };
 
+// The operator library's generator for a generator source emitting `schema`: every option of
+// `source`, with the rate left unset (the node paces it and stamps scheduled times itself).
+[[nodiscard]] ops::GeneratorParams generator_params(const SourceParams& source,
+                                                    const ops::Schema& schema);
+
 // The provider a stream's fabric link uses: the stream's own `provider`, else the provider of
 // its receiving node's fabric:// address, else kDefaultProvider.
 [[nodiscard]] std::string fabric_provider(const NetworkSpec& spec, const StreamSpec& stream);
@@ -200,9 +237,14 @@ struct NetworkSpec {
 // Reads `path` and parses it; an unreadable file is one error naming the path.
 [[nodiscard]] SpecResult<NetworkSpec> load_network(const std::string& path);
 
-// What the runtime cannot run yet: every box whose type is not in kRunnableBoxTypes, e.g.
-// "demo.yaml:20:11: boxes[2].type: box type 'filter' is not runnable yet (issue: operator library)".
+// What parse_network() cannot see from the file alone but a run needs: an idle source without
+// a duration (after the flags' overrides), e.g.
+// "demo.yaml:20:11: boxes[0].params.rate: an idle source needs a duration ...".
 [[nodiscard]] SpecResult<void> validate_runnable(const NetworkSpec& spec);
+
+// The boxes in an order where every box comes after the producers of its inputs (the file
+// is acyclic once parse_network() accepted it).
+[[nodiscard]] std::vector<std::size_t> topological_order(const NetworkSpec& spec);
 
 // Command-line flags that override the file, for every link or every source. Values are as
 // the user typed them; apply_overrides() checks them.

@@ -97,11 +97,11 @@ transport::Result<std::optional<double>> parse_rate(std::string_view text) {
 }
 
 transport::Result<SinkKind> parse_sink_kind(std::string_view name) {
-  for (SinkKind kind : {SinkKind::check, SinkKind::count, SinkKind::discard}) {
+  for (SinkKind kind : {SinkKind::check, SinkKind::count, SinkKind::discard, SinkKind::latency}) {
     if (name == to_string(kind)) return kind;
   }
   return fail(ErrorCategory::config, 0,
-              "unknown sink kind " + in_quotes(name) + " (valid: check, count, discard)");
+              "unknown sink kind " + in_quotes(name) + " (valid: check, count, discard, latency)");
 }
 
 void TransportPatch::apply_to(TransportSpec& spec) const {

@@ -1,0 +1,198 @@
+#include "runtime/link_ports.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+
+namespace boreal::runtime {
+
+LinkWriter::LinkWriter(LinkIdentity identity, std::unique_ptr<transport::SendLink> link,
+                       const ops::Schema& schema, std::chrono::nanoseconds flush)
+    : identity_(std::move(identity)),
+      link_(std::move(link)),
+      schema_(schema),
+      tuple_bytes_(schema.tuple_bytes()),
+      capacity_(std::max<std::uint32_t>(1, link_->max_payload_bytes() / schema.tuple_bytes())),
+      flush_(flush) {}
+
+bool LinkWriter::ready() const { return link_->state() == transport::LinkState::established; }
+
+bool LinkWriter::done() const {
+  const auto state = link_->state();
+  return state == transport::LinkState::finished || state == transport::LinkState::failed;
+}
+
+ops::Batch* LinkWriter::open() {
+  owner_.check();
+  if (open_) return &batch_;
+  if (!ready() || link_->try_claim(claim_) != transport::SendStatus::ok) return nullptr;
+  open_ = true;
+  batch_ = ops::Batch(claim_.payload.first(std::size_t{capacity_} * tuple_bytes_), schema_);
+  return &batch_;
+}
+
+void LinkWriter::commit(bool end) {
+  owner_.check();
+  used_ = static_cast<std::uint32_t>(batch_.size());
+  commit_open(end ? transport::kFlagData | transport::kFlagEndOfStream : transport::kFlagData);
+  if (end) ended_ = true;
+}
+
+void LinkWriter::consume(const ops::BatchView& batch) {
+  owner_.check();
+  if (link_->state() == transport::LinkState::failed || eos_sent_) {
+    dropped_ += batch.size();
+    return;
+  }
+  const std::byte* data = batch.bytes().data();
+  std::size_t rows = batch.size();
+  if (!backlogged()) {
+    const std::size_t taken = write_rows(data, rows);
+    data += taken * tuple_bytes_;
+    rows -= taken;
+  }
+  if (rows == 0) return;
+  if (backlog_head_ == backlog_.size()) {
+    backlog_.clear();
+    backlog_head_ = 0;
+  }
+  backlog_.insert(backlog_.end(), data, data + rows * tuple_bytes_);
+  backlog_peak_ = std::max(backlog_peak_, backlog_.size() - backlog_head_);
+}
+
+void LinkWriter::end() {
+  owner_.check();
+  ended_ = true;
+}
+
+bool LinkWriter::open_claim() {
+  if (!ready() || link_->try_claim(claim_) != transport::SendStatus::ok) return false;
+  open_ = true;
+  used_ = 0;
+  opened_at_ = now_;
+  return true;
+}
+
+std::size_t LinkWriter::write_rows(const std::byte* data, std::size_t rows) {
+  std::size_t taken = 0;
+  while (taken < rows) {
+    if (!open_ && !open_claim()) break;
+    const std::size_t n = std::min<std::size_t>(capacity_ - used_, rows - taken);
+    std::memcpy(claim_.payload.data() + std::size_t{used_} * tuple_bytes_,
+                data + taken * tuple_bytes_, n * tuple_bytes_);
+    used_ += static_cast<std::uint32_t>(n);
+    taken += n;
+    if (used_ == capacity_) commit_open(transport::kFlagData);
+  }
+  return taken;
+}
+
+void LinkWriter::commit_open(std::uint16_t flags) {
+  const std::uint32_t bytes = used_ * tuple_bytes_;
+  link_->commit(claim_, used_, bytes, flags);
+  tuples_ += used_;
+  ++frames_;
+  open_ = false;
+  used_ = 0;
+  if ((flags & transport::kFlagEndOfStream) != 0) eos_sent_ = true;
+}
+
+int LinkWriter::pump(SteadyTime now) {
+  owner_.check();
+  if (backlogged() && last_pump_.time_since_epoch().count() != 0) blocked_ += now - last_pump_;
+  last_pump_ = now;
+  now_ = now;
+  int work = link_->do_work();
+  if (link_->state() == transport::LinkState::failed) {
+    // Nothing more can leave: forget the backlog so the producers upstream are not held.
+    dropped_ += (backlog_.size() - backlog_head_) / tuple_bytes_;
+    backlog_.clear();
+    backlog_head_ = 0;
+    return work;
+  }
+  int sent = 0;
+  if (backlogged()) {
+    const std::size_t rows = (backlog_.size() - backlog_head_) / tuple_bytes_;
+    const std::size_t taken = write_rows(backlog_.data() + backlog_head_, rows);
+    backlog_head_ += taken * tuple_bytes_;
+    if (backlog_head_ == backlog_.size()) {
+      backlog_.clear();
+      backlog_head_ = 0;
+    }
+    sent += taken > 0 ? 1 : 0;
+  }
+  if (!backlogged() && ended_ && !eos_sent_) {
+    if (open_ || open_claim()) {
+      commit_open(transport::kFlagData | transport::kFlagEndOfStream);
+      ++sent;
+    }
+  } else if (open_ && used_ > 0 && now - opened_at_ >= flush_) {
+    commit_open(transport::kFlagData);
+    ++sent;
+  }
+  if (sent > 0) work += sent + link_->do_work();
+  return work;
+}
+
+SteadyTime LinkWriter::deadline() const noexcept {
+  if (open_ && used_ > 0) return opened_at_ + std::chrono::duration_cast<SteadyTime::duration>(flush_);
+  return SteadyTime::max();
+}
+
+LinkReader::LinkReader(LinkIdentity identity, transport::RecvLink& link, const ops::Schema& schema,
+                       StreamFanout& out)
+    : identity_(std::move(identity)), link_(link), schema_(schema), out_(out) {}
+
+void LinkReader::start(SteadyTime now) {
+  started_ = true;
+  if (on_start) on_start(now);
+}
+
+int LinkReader::poll(SteadyTime now) {
+  owner_.check();
+  // The receiver's window opens with the link, as the sender's opens with its first credit,
+  // so an idle link (rate "idle") is measured too.
+  if (!started_ && link_.state() == transport::LinkState::established) start(now);
+  const bool was_blocked = last_poll_.time_since_epoch().count() != 0 && out_.blocked();
+  if (out_.blocked()) {
+    if (was_blocked) blocked_ += now - last_poll_;
+    last_poll_ = now;
+    return 0;
+  }
+  last_poll_ = now;
+  now_ = now;
+  const auto before = frames_;
+  const int work = link_.poll(*this);
+  if (frames_ != before) rate_.add(frames_ - before, now);
+  const auto state = link_.state();
+  if (!out_.ended() &&
+      (state == transport::LinkState::finished || state == transport::LinkState::failed)) {
+    out_.end();
+  }
+  return work;
+}
+
+void LinkReader::on_frame(const transport::FrameView& frame) {
+  // A link that came up inside this poll delivers before poll() could see it established.
+  if (!started_) start(now_);
+  ++frames_;
+  const std::uint32_t count = frame.header.tuple_count;
+  tuples_ += count;
+  bytes_ += frame.payload.size();
+  if (count > 0) {
+    auto view = ops::BatchView::wrap(frame.payload, schema_, count);
+    if (view) {
+      out_.consume(view.value());
+    } else if (payload_error_.empty()) {
+      payload_error_ = "stream '" + identity_.stream + "': " + view.error().message;
+    }
+  }
+  if ((frame.header.flags & transport::kFlagEndOfStream) != 0) out_.end();
+}
+
+bool LinkReader::done() const noexcept {
+  const auto state = link_.state();
+  return state == transport::LinkState::finished || state == transport::LinkState::failed;
+}
+
+}  // namespace boreal::runtime

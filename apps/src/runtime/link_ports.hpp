@@ -1,0 +1,171 @@
+// The two ends of a link as seen by the boxes of a node.
+//
+// LinkWriter: a stream leaving the node for one consuming node. It is a BatchConsumer (a box
+// output or a stream's fan-out hands it rows, which it copies into the link's claimed frames)
+// and a RowTarget (a source that feeds only this link writes its rows straight into the
+// frame, with no copy). A partly filled frame leaves once its first row has waited `flush`.
+// Rows that find no credit wait in a backlog; while it is not empty the writer is
+// backlogged() and every producer upstream of it on this node stops (stream_fanout.hpp), so
+// the backlog holds at most what one input batch produced. Its peak is reported.
+//
+// LinkReader: a stream entering the node. Polls its RecvLink, unless the stream is blocked
+// downstream, and hands each frame's payload, unchanged and uncopied, to the stream's fan-out;
+// the end-of-stream flag ends the fan-out. A link that fails ends the fan-out too, so the
+// node drains and reports the failure instead of waiting for its timeout.
+//
+// Threading: both belong to the node's I/O thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boreal/ops/batch.hpp>
+#include <boreal/ops/box.hpp>
+#include <boreal/ops/schema.hpp>
+#include <boreal/transport/link.hpp>
+#include <boreal/transport/rate_estimator.hpp>
+
+#include "runtime/owner_thread.hpp"
+#include "runtime/stream_fanout.hpp"
+
+namespace boreal::runtime {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Where a source writes its rows: a batch to fill, then handed on whole.
+class RowTarget {
+ public:
+  virtual ~RowTarget() = default;
+  // Ready to take rows (a link: established).
+  [[nodiscard]] virtual bool ready() const = 0;
+  // An empty batch of capacity_rows() to append to, or nullptr when back-pressured.
+  [[nodiscard]] virtual ops::Batch* open() = 0;
+  // Hands on the rows appended to the open batch; `end`: the stream ends with them.
+  virtual void commit(bool end) = 0;
+  [[nodiscard]] virtual std::uint32_t capacity_rows() const = 0;
+  // Progress of whatever is behind the target (a link's do_work()).
+  virtual int do_work() = 0;
+  // The stream's end was handed on, and (a link) acknowledged, or the target failed.
+  [[nodiscard]] virtual bool done() const = 0;
+};
+
+struct LinkIdentity {
+  std::string stream;
+  std::string peer;    // the node at the other end
+  std::string medium;  // tcp, fabric-msg, fabric-rma, inproc
+};
+
+class LinkWriter final : public ops::BatchConsumer, public RowTarget {
+ public:
+  LinkWriter(LinkIdentity identity, std::unique_ptr<transport::SendLink> link,
+             const ops::Schema& schema, std::chrono::nanoseconds flush);
+
+  // BatchConsumer.
+  void consume(const ops::BatchView& batch) override;
+  void end() override;
+
+  // RowTarget (a source feeding only this link).
+  [[nodiscard]] bool ready() const override;
+  [[nodiscard]] ops::Batch* open() override;
+  void commit(bool end) override;
+  [[nodiscard]] std::uint32_t capacity_rows() const override { return capacity_; }
+  int do_work() override { return link_->do_work(); }
+  [[nodiscard]] bool done() const override;
+
+  // The time of this duty cycle, before any rows arrive in it (starts a new frame's flush clock).
+  void set_now(SteadyTime now) noexcept { now_ = now; }
+  // Sends what is due at `now`: the backlog, a frame whose flush time passed, the end.
+  int pump(SteadyTime now);
+  // The next moment pump() has something to do without any event (an open frame's flush).
+  [[nodiscard]] SteadyTime deadline() const noexcept;
+  [[nodiscard]] bool backlogged() const noexcept { return backlog_head_ < backlog_.size(); }
+
+  [[nodiscard]] const LinkIdentity& identity() const noexcept { return identity_; }
+  [[nodiscard]] transport::SendLink& link() noexcept { return *link_; }
+  [[nodiscard]] const transport::SendLink& link() const noexcept { return *link_; }
+  [[nodiscard]] std::uint64_t tuples() const noexcept { return tuples_; }
+  [[nodiscard]] std::uint64_t frames() const noexcept { return frames_; }
+  [[nodiscard]] std::size_t backlog_peak_bytes() const noexcept { return backlog_peak_; }
+  // Rows that arrived after the link failed: not sent (the node reports the failure).
+  [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_; }
+  // Time the writer spent backlogged (its producers held back), as of the last pump().
+  [[nodiscard]] std::chrono::nanoseconds backpressured() const noexcept { return blocked_; }
+
+ private:
+  bool open_claim();
+  // Copies up to `rows` rows into frames while credit lasts; returns how many it took.
+  std::size_t write_rows(const std::byte* data, std::size_t rows);
+  void commit_open(std::uint16_t flags);
+
+  LinkIdentity identity_;
+  std::unique_ptr<transport::SendLink> link_;
+  ops::Schema schema_;
+  std::uint32_t tuple_bytes_;
+  std::uint32_t capacity_ = 1;
+  std::chrono::nanoseconds flush_;
+  transport::Claim claim_;
+  ops::Batch batch_;        // the source path's view of the open claim
+  bool open_ = false;
+  std::uint32_t used_ = 0;  // rows in the open claim (consume path)
+  SteadyTime now_{};        // of this duty cycle (set_now, pump)
+  SteadyTime last_pump_{};
+  SteadyTime opened_at_{};
+  std::vector<std::byte> backlog_;  // rows waiting for credit; capacity kept once grown
+  std::size_t backlog_head_ = 0;    // first byte not yet written
+  std::size_t backlog_peak_ = 0;
+  bool ended_ = false;     // the producer ended
+  bool eos_sent_ = false;  // the end-of-stream frame is committed
+  std::uint64_t tuples_ = 0;
+  std::uint64_t frames_ = 0;
+  std::uint64_t dropped_ = 0;
+  std::chrono::nanoseconds blocked_{0};
+  OwnerThread owner_;
+};
+
+class LinkReader final : public transport::FrameSink {
+ public:
+  LinkReader(LinkIdentity identity, transport::RecvLink& link, const ops::Schema& schema,
+             StreamFanout& out);
+
+  // Polls the link unless the stream is blocked downstream.
+  int poll(SteadyTime now);
+  void on_frame(const transport::FrameView& frame) override;
+
+  [[nodiscard]] bool done() const noexcept;
+  [[nodiscard]] bool active() const noexcept { return started_; }
+  [[nodiscard]] const LinkIdentity& identity() const noexcept { return identity_; }
+  [[nodiscard]] transport::RecvLink& link() noexcept { return link_; }
+  [[nodiscard]] double rate_hz() const noexcept { return rate_.rate_hz(); }
+  [[nodiscard]] std::uint64_t tuples() const noexcept { return tuples_; }
+  [[nodiscard]] std::uint64_t frames() const noexcept { return frames_; }
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
+  [[nodiscard]] std::chrono::nanoseconds backpressured() const noexcept { return blocked_; }
+  // A payload that is not a whole number of tuples of the schema (the transport checks this
+  // at the handshake, so it means a bug): the first such message.
+  [[nodiscard]] const std::string& payload_error() const noexcept { return payload_error_; }
+  // Called once, when the link comes up, before its first tuple.
+  std::function<void(SteadyTime)> on_start;
+
+ private:
+  void start(SteadyTime now);
+
+  LinkIdentity identity_;
+  transport::RecvLink& link_;
+  ops::Schema schema_;
+  StreamFanout& out_;
+  transport::RateEstimator rate_;
+  SteadyTime now_{};
+  SteadyTime last_poll_{};
+  bool started_ = false;
+  std::uint64_t tuples_ = 0;
+  std::uint64_t frames_ = 0;
+  std::uint64_t bytes_ = 0;
+  std::chrono::nanoseconds blocked_{0};
+  std::string payload_error_;
+  OwnerThread owner_;
+};
+
+}  // namespace boreal::runtime

@@ -1,0 +1,97 @@
+#include "runtime/media.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+namespace boreal::runtime {
+namespace {
+
+using transport::ErrorCategory;
+using transport::fail;
+
+transport::Result<std::unique_ptr<transport::SendLink>> tcp_connect(
+    transport::EventLoop& loop, const NetworkSpec&, const StreamSpec&, const NodeSpec& peer,
+    const transport::LinkOptions& options) {
+  return transport::make_tcp_send_link(loop, {peer.uri.host, peer.uri.port}, options);
+}
+
+transport::Result<transport::RecvLink*> tcp_expect(transport::EventLoop& loop,
+                                                   Listeners& listeners, const NetworkSpec&,
+                                                   const StreamSpec&, const NodeSpec& self,
+                                                   const transport::LinkOptions& options) {
+  if (!listeners.tcp) {
+    auto listener = transport::TcpListener::open(loop, {self.uri.host, self.uri.port});
+    if (!listener) {
+      return fail(listener.error().category, listener.error().code,
+                  "node '" + self.name + "' cannot listen on " + self.address + ": " +
+                      listener.error().message);
+    }
+    listeners.tcp = std::move(listener).value();
+  }
+  return &listeners.tcp->expect(options);
+}
+
+template <transport::FabricTransfer kTransfer>
+transport::Result<std::unique_ptr<transport::SendLink>> fabric_connect(
+    transport::EventLoop& loop, const NetworkSpec& spec, const StreamSpec& stream,
+    const NodeSpec& peer, const transport::LinkOptions& options) {
+  return transport::make_fabric_send_link(
+      loop, {fabric_provider(spec, stream), peer.uri.host, fabric_listen_port(spec, peer)},
+      options, kTransfer);
+}
+
+template <transport::FabricTransfer kTransfer>
+transport::Result<transport::RecvLink*> fabric_expect(transport::EventLoop& loop,
+                                                      Listeners& listeners,
+                                                      const NetworkSpec& spec,
+                                                      const StreamSpec& stream,
+                                                      const NodeSpec& self,
+                                                      const transport::LinkOptions& options) {
+  if (!listeners.fabric) {
+    const transport::FabricEndpoint local{fabric_provider(spec, stream), self.uri.host,
+                                          fabric_listen_port(spec, self)};
+    auto listener = transport::FabricListener::open(loop, local);
+    if (!listener) {
+      return fail(listener.error().category, listener.error().code,
+                  "node '" + self.name + "' cannot receive over " + stream.transport.medium +
+                      ": " + listener.error().message);
+    }
+    listeners.fabric = std::move(listener).value();
+  }
+  return listeners.fabric->expect(options, kTransfer);
+}
+
+constexpr std::array<Medium, 3> kMediaTable = {{
+    {"tcp", &tcp_connect, &tcp_expect},
+    {"fabric-msg", &fabric_connect<transport::FabricTransfer::messages>,
+     &fabric_expect<transport::FabricTransfer::messages>},
+    {"fabric-rma", &fabric_connect<transport::FabricTransfer::rma_writes>,
+     &fabric_expect<transport::FabricTransfer::rma_writes>},
+}};
+
+}  // namespace
+
+std::span<const Medium> media_between_nodes() noexcept { return kMediaTable; }
+
+const Medium* find_medium(std::string_view name) noexcept {
+  const auto it = std::find_if(kMediaTable.begin(), kMediaTable.end(),
+                               [&](const Medium& medium) { return medium.name == name; });
+  return it == kMediaTable.end() ? nullptr : &*it;
+}
+
+transport::LinkOptions link_options(const NetworkSpec& spec, const StreamSpec& stream,
+                                    const ops::Schema& schema) {
+  transport::LinkOptions options;
+  options.stream_id = stream.id;
+  options.tuple_bytes = schema.tuple_bytes();
+  options.schema_hash = schema.hash();
+  options.cluster_token = spec.cluster_token;
+  options.max_payload_bytes = stream.transport.batch_bytes;
+  options.window = stream.transport.window;
+  options.credit_batch = std::max<std::uint32_t>(1, stream.transport.window / 4);
+  options.name = stream.name;
+  return options;
+}
+
+}  // namespace boreal::runtime

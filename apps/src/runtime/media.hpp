@@ -1,0 +1,55 @@
+// The media a stream between nodes can take, as a table of named factories: each knows how to
+// open the sending end toward a peer and how to expect the receiving end on this node's
+// listener. A name not in the table is an error that lists the valid ones.
+//
+//   tcp         Boost.Asio sockets to the peer's address (transport/tcp_medium.hpp)
+//   fabric-msg  libfabric messages into pre-posted buffers (transport/fabric_medium.hpp)
+//   fabric-rma  libfabric RDMA writes into a registered ring
+//
+// (inproc links only join threads of one process and are made by the node itself.)
+//
+// Threading: the factories run on the node's thread at set-up.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/fabric_medium.hpp>
+#include <boreal/transport/link.hpp>
+#include <boreal/transport/tcp_medium.hpp>
+
+#include "spec/network_spec.hpp"
+
+namespace boreal::runtime {
+
+// One node's listeners, opened when the first stream that needs one is expected.
+struct Listeners {
+  std::unique_ptr<transport::TcpListener> tcp;
+  std::unique_ptr<transport::FabricListener> fabric;
+};
+
+struct Medium {
+  std::string_view name;
+  // The sending end of `stream` toward node `peer`.
+  transport::Result<std::unique_ptr<transport::SendLink>> (*connect)(
+      transport::EventLoop& loop, const NetworkSpec& spec, const StreamSpec& stream,
+      const NodeSpec& peer, const transport::LinkOptions& options);
+  // The receiving end of `stream` on node `self`, on its listener for this medium.
+  transport::Result<transport::RecvLink*> (*expect)(
+      transport::EventLoop& loop, Listeners& listeners, const NetworkSpec& spec,
+      const StreamSpec& stream, const NodeSpec& self, const transport::LinkOptions& options);
+};
+
+// The media between nodes, in the order the docs list them.
+[[nodiscard]] std::span<const Medium> media_between_nodes() noexcept;
+// nullptr when `name` is not a medium between nodes.
+[[nodiscard]] const Medium* find_medium(std::string_view name) noexcept;
+
+// How a stream's link is set up: its id, tuple size, schema hash, window, frame size.
+[[nodiscard]] transport::LinkOptions link_options(const NetworkSpec& spec,
+                                                  const StreamSpec& stream,
+                                                  const ops::Schema& schema);
+
+}  // namespace boreal::runtime

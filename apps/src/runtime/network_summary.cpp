@@ -1,0 +1,178 @@
+// summarize_network() and format_network(): the run summary of a network of any shape, built
+// on the two-node summary (node_report.cpp) so every field of that public interface keeps its
+// meaning, plus per-node, per-box and per-link sections.
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <string_view>
+
+#include "runtime/node_report.hpp"
+
+namespace boreal::runtime {
+namespace {
+
+bool runs(const NodeReport& report, std::string_view type) {
+  return std::any_of(report.boxes.begin(), report.boxes.end(),
+                     [&](const BoxReport& box) { return box.type == type; });
+}
+
+// Several nodes' reports as one end of the summary: sums of counts and CPU, the longest
+// window, the first machine window and latency histogram found.
+NodeReport merged(const std::vector<const NodeReport*>& reports) {
+  if (reports.size() == 1) return *reports.front();
+  NodeReport m;
+  for (const NodeReport* r : reports) {
+    m.node += (m.node.empty() ? "" : "+") + r->node;
+    if (m.wait.empty()) m.wait = r->wait;
+    m.window_s = std::max(m.window_s, r->window_s);
+    m.thread_cpu_s += r->thread_cpu_s;
+    m.process_cpu_s += r->process_cpu_s;
+    m.voluntary_switches += r->voluntary_switches;
+    m.involuntary_switches += r->involuntary_switches;
+    m.tuples_sent += r->tuples_sent;
+    m.bytes_sent += r->bytes_sent;
+    m.checksum_sent ^= r->checksum_sent;
+    m.tuples_received += r->tuples_received;
+    m.bytes_received += r->bytes_received;
+    m.checksum_received ^= r->checksum_received;
+    m.lost += r->lost;
+    m.duplicated += r->duplicated;
+    m.out_of_order += r->out_of_order;
+    m.tuples_sent_measured += r->tuples_sent_measured;
+    m.tuples_received_measured += r->tuples_received_measured;
+    m.bytes_received_measured += r->bytes_received_measured;
+    if (m.latency.samples == 0) m.latency = r->latency;
+    if (!m.machine) m.machine = r->machine;
+    if (m.wait_stats.polls == 0) m.wait_stats = r->wait_stats;
+    m.syscalls.read += r->syscalls.read;
+    m.syscalls.write += r->syscalls.write;
+    m.syscalls.would_block += r->syscalls.would_block;
+    m.syscalls.epoll_wait += r->syscalls.epoll_wait;
+    m.syscalls.nanosleep += r->syscalls.nanosleep;
+    m.syscalls.sched_yield += r->syscalls.sched_yield;
+    m.rejected.insert(m.rejected.end(), r->rejected.begin(), r->rejected.end());
+  }
+  return m;
+}
+
+double per_tuple_us(double cpu_s, std::uint64_t tuples) {
+  return tuples == 0 ? 0.0 : cpu_s * 1e6 / static_cast<double>(tuples);
+}
+
+}  // namespace
+
+RunSummary summarize_network(const RunConfig& config, const std::vector<NodeReport>& nodes,
+                             bool pass_through) {
+  std::vector<const NodeReport*> senders;
+  std::vector<const NodeReport*> receivers;
+  for (const NodeReport& report : nodes) {
+    if (runs(report, "source")) senders.push_back(&report);
+    if (runs(report, "sink")) receivers.push_back(&report);
+  }
+  RunSummary s;
+  if (senders.empty() || receivers.empty()) {
+    s.config = config;
+  } else {
+    const NodeReport sender = merged(senders);
+    const NodeReport receiver = merged(receivers);
+    s = summarize(config, sender, receiver);
+    if (!pass_through) {
+      // Operators change what arrives: compare nothing end to end, and count per source tuple.
+      s.errors.clear();
+      for (const auto& e : sender.errors) s.errors.push_back(sender.node + ": " + e);
+      for (const auto& e : receiver.errors) s.errors.push_back(receiver.node + ": " + e);
+      s.checksum_ok = false;
+      s.tuples_measured = sender.tuples_sent_measured;
+      s.tuples_per_s = sender.window_s > 0 ? static_cast<double>(s.tuples_measured) / sender.window_s : 0;
+      s.cpu_us_per_tuple_sender = per_tuple_us(sender.process_cpu_s, s.tuples_measured);
+      s.cpu_us_per_tuple_receiver = per_tuple_us(receiver.process_cpu_s, s.tuples_measured);
+      if (receiver.machine) {
+        s.cpu_us_per_tuple_machine = per_tuple_us(receiver.machine->busy_cpu_s, s.tuples_measured);
+      }
+    }
+  }
+  s.pass_through = pass_through;
+  s.nodes = nodes;
+  double cpu = 0;
+  for (const NodeReport& report : nodes) {
+    cpu += report.process_cpu_s;
+    if (report.window_s > 0) s.cores_nodes += report.process_cpu_s / report.window_s;
+  }
+  s.cpu_us_per_tuple_nodes = per_tuple_us(cpu, s.tuples_measured);
+  // Load we did not cause: the machine minus every node (not only the two ends).
+  for (const NodeReport& report : nodes) {
+    if (!report.machine || report.machine->wall_s <= 0) continue;
+    const auto& m = *report.machine;
+    s.other_cores = std::max(0.0, (m.busy_cpu_s - s.cores_nodes * m.wall_s) / m.wall_s);
+    break;
+  }
+  for (const NodeReport& report : nodes) {
+    for (const auto& e : report.errors) {
+      const std::string line = report.node + ": " + e;
+      if (std::find(s.errors.begin(), s.errors.end(), line) == s.errors.end()) s.errors.push_back(line);
+    }
+  }
+  return s;
+}
+
+std::string format_network(const RunSummary& s) {
+  std::ostringstream out;
+  char line[512];
+  out << "boxes\n";
+  std::snprintf(line, sizeof line, "  %-10s %-14s %-10s %12s %12s %10s %12s %10s\n", "node", "box",
+                "type", "tuples in", "tuples out", "busy ms", "thread us/t", "held ms");
+  out << line;
+  for (const NodeReport& node : s.nodes) {
+    for (const BoxReport& box : node.boxes) {
+      std::snprintf(line, sizeof line, "  %-10s %-14s %-10s %12llu %12llu %10.1f %12.3f %10.1f\n",
+                    node.node.c_str(), box.name.c_str(), box.type.c_str(),
+                    static_cast<unsigned long long>(box.tuples_in),
+                    static_cast<unsigned long long>(box.tuples_out), box.busy_s * 1e3,
+                    box.thread_cpu_us_per_tuple, box.backpressured_s * 1e3);
+      out << line;
+    }
+  }
+  out << "links\n";
+  std::snprintf(line, sizeof line, "  %-10s %-12s %-4s %-10s %-10s %-9s %9s %12s %10s %9s  %s\n",
+                "node", "stream", "dir", "peer", "medium", "wait", "frames", "tuples", "peak KiB",
+                "held ms", "state");
+  out << line;
+  for (const NodeReport& node : s.nodes) {
+    for (const LinkReport& link : node.links) {
+      std::snprintf(line, sizeof line,
+                    "  %-10s %-12s %-4s %-10s %-10s %-9s %9llu %12llu %10.1f %9.1f  %s\n",
+                    node.node.c_str(), link.stream.c_str(), link.direction.c_str(),
+                    link.peer.c_str(), link.medium.c_str(), link.wait.c_str(),
+                    static_cast<unsigned long long>(link.stats.frames),
+                    static_cast<unsigned long long>(link.stats.tuples),
+                    static_cast<double>(link.backlog_peak_bytes) / 1024.0,
+                    link.backpressured_s * 1e3, link.state.c_str());
+      out << line;
+    }
+  }
+  out << "nodes\n";
+  std::snprintf(line, sizeof line, "  %-10s %-9s %9s %10s %7s %12s %12s\n", "node", "wait",
+                "window s", "CPU s", "cores", "sent", "received");
+  out << line;
+  for (const NodeReport& node : s.nodes) {
+    std::snprintf(line, sizeof line, "  %-10s %-9s %9.2f %10.3f %7.2f %12llu %12llu\n",
+                  node.node.c_str(), node.wait.c_str(), node.window_s, node.process_cpu_s,
+                  node.window_s > 0 ? node.process_cpu_s / node.window_s : 0.0,
+                  static_cast<unsigned long long>(node.tuples_sent),
+                  static_cast<unsigned long long>(node.tuples_received));
+    out << line;
+  }
+  std::snprintf(line, sizeof line,
+                "network: %llu tuples from the sources, %llu into the sinks, %.0f tuples/s; "
+                "CPU-us per %s tuple: all nodes %.3f, machine %.3f; cores: nodes %.2f, machine "
+                "%.2f; latency p50 %.1f us, p99 %.1f us; %s\n",
+                static_cast<unsigned long long>(s.tuples_sent),
+                static_cast<unsigned long long>(s.tuples_received), s.tuples_per_s,
+                s.pass_through ? "delivered" : "source", s.cpu_us_per_tuple_nodes,
+                s.cpu_us_per_tuple_machine, s.cores_nodes, s.cores_machine, s.latency.p50_us,
+                s.latency.p99_us, s.errors.empty() ? "ok" : "FAILED");
+  out << line;
+  return out.str();
+}
+
+}  // namespace boreal::runtime

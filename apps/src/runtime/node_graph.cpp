@@ -1,0 +1,262 @@
+#include "runtime/node_graph.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "spec/box_types.hpp"
+
+namespace boreal::runtime {
+namespace {
+
+using transport::ErrorCategory;
+using transport::fail;
+
+bool consumed_on(const StreamSpec& stream, std::string_view node) {
+  return std::find(stream.consumer_nodes.begin(), stream.consumer_nodes.end(), node) !=
+         stream.consumer_nodes.end();
+}
+
+// Aggregates with a timeout and resample boxes in hold mode act on the clock (tick()), in
+// their time field's unit: the node's clock is realtime ns, so only a timestamp field fits.
+bool ticks_on_clock(const BoxSpec& box, const ops::Schema* input) {
+  if (input == nullptr || (box.type != "aggregate" && box.type != "resample")) return false;
+  const YAML::Node& params = box.params;
+  if (!params.IsMap()) return false;
+  std::string field;
+  if (box.type == "aggregate") {
+    const YAML::Node& window = params["window"];
+    if (!params["timeout"] || !window.IsMap() || !window["field"]) return false;
+    field = window["field"].Scalar();
+  } else {
+    if (params["mode"] && params["mode"].Scalar() == "interpolate") return false;
+    if (!params["time_field"]) return false;
+    field = params["time_field"].Scalar();
+  }
+  const auto index = input->index_of(field);
+  return index && input->field(*index).type == ops::FieldType::timestamp;
+}
+
+std::string stream_label(const StreamSpec& stream) { return "stream '" + stream.name + "'"; }
+
+// The node's one wait (see NodeGraph::wait).
+transport::WaitConfig node_wait(const NetworkSpec& spec, const NodeSpec& self) {
+  transport::WaitConfig wait = spec.transport.wait;
+  bool any = false;
+  for (const StreamSpec& stream : spec.streams) {
+    if (!stream.crosses_nodes) continue;
+    const bool sends = stream.producer_node == self.name;
+    const bool receives = !sends && consumed_on(stream, self.name);
+    if (!sends && !receives) continue;
+    transport::WaitConfig w = stream.transport.wait;
+    if (receives) {
+      // The budget is end to end: a tuple may already have waited up to `flush` in its
+      // sender's open frame, so the receiver's waits get what is left (at least a quarter).
+      const auto budget = w.latency_budget;
+      w.latency_budget = std::max(
+          budget - std::chrono::duration_cast<std::chrono::microseconds>(stream.transport.flush),
+          budget / 4);
+    }
+    if (!any) {
+      wait = w;
+    } else {
+      wait.latency_budget = std::min(wait.latency_budget, w.latency_budget);
+    }
+    any = true;
+  }
+  return wait;
+}
+
+}  // namespace
+
+int NodeGraph::do_work(std::chrono::steady_clock::time_point now, std::int64_t tick_ns) {
+  int work = loop.do_work(now);
+  if (listeners.tcp) work += listeners.tcp->do_work();
+  if (listeners.fabric) work += listeners.fabric->do_work();
+  for (LinkWriter* writer : pumped) writer->set_now(now);
+  for (auto& reader : readers) work += reader->poll(now);
+  for (auto& source : sources) work += source->do_work(now);
+  if (tick_ns != 0) {
+    for (auto& box : boxes) box->tick(tick_ns);
+  }
+  // Rows a box emitted in this cycle leave its partial batch now, upstream boxes first, so
+  // a link's flush clock and not the box's batch size bounds their wait.
+  if (work > 0 || tick_ns != 0) {
+    for (auto& box : boxes) box->flush();
+  }
+  for (LinkWriter* writer : pumped) work += writer->pump(now);
+  return work;
+}
+
+bool NodeGraph::done() const noexcept {
+  return std::all_of(sources.begin(), sources.end(), [](const auto& s) { return s->done(); }) &&
+         std::all_of(readers.begin(), readers.end(), [](const auto& r) { return r->done(); }) &&
+         std::all_of(writers.begin(), writers.end(), [](const auto& w) { return w->done(); }) &&
+         std::all_of(sinks.begin(), sinks.end(), [](const auto& s) { return s->ended(); });
+}
+
+transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventLoop& loop,
+                                                               const NetworkSpec& spec,
+                                                               const NodeSpec& self) {
+  auto graph = std::make_unique<NodeGraph>(loop);
+  graph->wait = node_wait(spec, self);
+  const std::string& me = self.name;
+  auto schema_of = [](const StreamSpec& stream) -> const ops::Schema& { return *stream.tuple_schema; };
+  for (const StreamSpec& stream : spec.streams) {
+    if (!stream.tuple_schema) {
+      return fail(ErrorCategory::config, 0, spec.file_name + ": " + stream_label(stream) + " has no schema");
+    }
+    if (stream.producer_node == me || consumed_on(stream, me)) {
+      graph->fanouts.emplace(stream.name, std::make_unique<StreamFanout>(stream.name));
+    }
+  }
+
+  // Receiving side first, so the listeners are open before any peer connects. One libfabric
+  // endpoint receives every fabric stream of the node, so they share one provider.
+  std::string fabric_provider_in;
+  std::string fabric_stream_in;
+  for (const StreamSpec& stream : spec.streams) {
+    if (stream.producer_node == me || !consumed_on(stream, me)) continue;
+    const Medium* medium = find_medium(stream.transport.medium);
+    if (medium == nullptr) {
+      return fail(ErrorCategory::config, 0,
+                  spec.file_name + ": " + stream_label(stream) + " goes from node '" +
+                      stream.producer_node + "' to node '" + me + "' over '" +
+                      stream.transport.medium +
+                      "', which stays inside one process; use tcp, fabric-msg or fabric-rma");
+    }
+    if (is_fabric(medium->name)) {
+      const std::string provider = fabric_provider(spec, stream);
+      if (!fabric_provider_in.empty() && provider != fabric_provider_in) {
+        return fail(ErrorCategory::config, 0,
+                    spec.file_name + ": node '" + me + "' receives " + fabric_stream_in +
+                        " over provider '" + fabric_provider_in + "' and " + stream_label(stream) +
+                        " over provider '" + provider +
+                        "'; one node receives over one provider (set `provider` on the links)");
+      }
+      fabric_provider_in = provider;
+      fabric_stream_in = stream_label(stream);
+    }
+    auto link = medium->expect(loop, graph->listeners, spec, stream, self,
+                               link_options(spec, stream, schema_of(stream)));
+    if (!link) return std::move(link).error();
+    graph->readers.push_back(std::make_unique<LinkReader>(
+        LinkIdentity{stream.name, stream.producer_node, std::string(medium->name)}, *link.value(),
+        schema_of(stream), *graph->fanouts.at(stream.name)));
+  }
+
+  // The boxes, in arrow order.
+  const auto order = topological_order(spec);
+  for (std::size_t b : order) {
+    const BoxSpec& box = spec.boxes[b];
+    if (box.node != me || box.type == "source") continue;
+    if (box.type == "sink") {
+      const StreamSpec& in = *spec.find_stream(box.inputs.at(0));
+      auto sink = SinkTask::make(box.name, in.name, schema_of(in), *box.sink);
+      if (!sink) return fail(ErrorCategory::io, 0, sink.error().message);
+      graph->fanouts.at(in.name)->add(sink.value().get());
+      graph->sinks.push_back(std::move(sink).value());
+      continue;
+    }
+    if (!box.plan) {
+      return fail(ErrorCategory::config, 0, spec.file_name + ": box '" + box.name + "' has no plan");
+    }
+    auto made = box.plan->make(ops::Output::kDefaultBatchRows);
+    if (!made) {
+      return fail(ErrorCategory::config, 0,
+                  spec.file_name + ": box '" + box.name + "': " + made.error().describe());
+    }
+    const StreamSpec* first_in = box.inputs.empty() ? nullptr : spec.find_stream(box.inputs[0]);
+    auto runner = std::make_unique<BoxRunner>(
+        box.name, std::move(made).value(),
+        ticks_on_clock(box, first_in != nullptr && first_in->tuple_schema ? &*first_in->tuple_schema : nullptr));
+    for (std::size_t port = 0; port < box.outputs.size(); ++port) {
+      runner->box().output(port).connect(graph->fanouts.at(box.outputs[port]).get());
+    }
+    for (std::size_t port = 0; port < box.inputs.size(); ++port) {
+      auto input = std::make_unique<BoxInput>(*runner, port);
+      graph->fanouts.at(box.inputs[port])->add(input.get());
+      graph->inputs.push_back(std::move(input));
+    }
+    graph->box_types.push_back(box.type);
+    graph->boxes.push_back(std::move(runner));
+  }
+
+  // Sending side: one link per stream and consuming node.
+  std::map<std::string, LinkWriter*, std::less<>> direct;  // stream -> its source's only link
+  for (const StreamSpec& stream : spec.streams) {
+    if (stream.producer_node != me || !stream.crosses_nodes) continue;
+    const Medium* medium = find_medium(stream.transport.medium);
+    if (medium == nullptr) {
+      return fail(ErrorCategory::config, 0,
+                  spec.file_name + ": " + stream_label(stream) + " leaves node '" + me +
+                      "' over '" + stream.transport.medium +
+                      "', which stays inside one process; use tcp, fabric-msg or fabric-rma");
+    }
+    std::vector<std::string> peers;
+    for (const std::string& node : stream.consumer_nodes) {
+      if (node != me && std::find(peers.begin(), peers.end(), node) == peers.end()) peers.push_back(node);
+    }
+    const BoxSpec* producer = spec.find_box(stream.producer);
+    const bool source_only = producer != nullptr && producer->type == "source" &&
+                             !consumed_on(stream, me) && peers.size() == 1;
+    for (const std::string& peer_name : peers) {
+      const NodeSpec* peer = spec.find_node(peer_name);
+      auto link = medium->connect(loop, spec, stream, *peer, link_options(spec, stream, schema_of(stream)));
+      if (!link) return std::move(link).error();
+      auto writer = std::make_unique<LinkWriter>(
+          LinkIdentity{stream.name, peer_name, std::string(medium->name)}, std::move(link).value(),
+          schema_of(stream), stream.transport.flush);
+      if (source_only) {
+        direct.emplace(stream.name, writer.get());
+      } else {
+        graph->fanouts.at(stream.name)->add(writer.get());
+        graph->pumped.push_back(writer.get());
+      }
+      graph->writers.push_back(std::move(writer));
+    }
+  }
+
+  // Sources.
+  for (const BoxSpec& box : spec.boxes) {
+    if (box.node != me || box.type != "source") continue;
+    const StreamSpec& out = *spec.find_stream(box.outputs.at(0));
+    RowTarget* target = nullptr;
+    if (auto it = direct.find(out.name); it != direct.end()) {
+      target = it->second;
+    } else {
+      const std::size_t rows =
+          std::max<std::size_t>(1, out.transport.batch_bytes / schema_of(out).tuple_bytes());
+      graph->targets.push_back(
+          std::make_unique<FanoutTarget>(*graph->fanouts.at(out.name), schema_of(out), rows));
+      target = graph->targets.back().get();
+    }
+    graph->sources.push_back(std::make_unique<SourceTask>(box.name, out.name, *target,
+                                                          schema_of(out), *box.source,
+                                                          out.transport.flush));
+  }
+  if (graph->sources.empty() && graph->boxes.empty() && graph->sinks.empty()) {
+    return fail(ErrorCategory::config, 0, spec.file_name + ": node '" + me + "' runs no box");
+  }
+
+  // Back-pressure: every fan-out watches the link writers its rows reach on this node.
+  std::function<void(const std::string&, StreamFanout&, std::set<const LinkWriter*>&)> reach =
+      [&](const std::string& stream, StreamFanout& root, std::set<const LinkWriter*>& seen) {
+        for (const LinkWriter* writer : graph->pumped) {
+          if (writer->identity().stream == stream && seen.insert(writer).second) root.watch(writer);
+        }
+        for (std::size_t b : order) {
+          const BoxSpec& box = spec.boxes[b];
+          if (box.node != me || box.type == "sink" || box.type == "source") continue;
+          if (std::find(box.inputs.begin(), box.inputs.end(), stream) == box.inputs.end()) continue;
+          for (const std::string& out : box.outputs) reach(out, root, seen);
+        }
+      };
+  for (auto& [name, fanout] : graph->fanouts) {
+    std::set<const LinkWriter*> seen;
+    reach(name, *fanout, seen);
+  }
+  return graph;
+}
+
+}  // namespace boreal::runtime

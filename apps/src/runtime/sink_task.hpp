@@ -1,0 +1,71 @@
+// A `sink` box on a node: consumes one stream and, by kind,
+//   check    verifies the generator's sequence numbers (loss, duplicates, order), takes the
+//            CRC-32C of every tuple's bytes in order (compared with the source's) and records
+//            each tuple's latency from its first timestamp field;
+//   count    counts;  discard  drops;  latency  records latency from `field` only;
+// and, with `output`, also writes every tuple to a CSV file (ops::CsvWriter).
+//
+// Threading: belongs to the node's I/O thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boreal/ops/box.hpp>
+#include <boreal/ops/latency_histogram.hpp>
+#include <boreal/ops/sink.hpp>
+
+#include "runtime/owner_thread.hpp"
+#include "spec/network_spec.hpp"
+
+namespace boreal::runtime {
+
+class SinkTask final : public ops::BatchConsumer {
+ public:
+  // Opens the output file, if any; an Error names the sink and the file.
+  static ops::Result<std::unique_ptr<SinkTask>> make(std::string name, std::string stream,
+                                                     const ops::Schema& schema,
+                                                     const SinkParams& params);
+
+  void consume(const ops::BatchView& batch) override;
+  void end() override;
+
+  [[nodiscard]] bool ended() const noexcept { return ended_; }
+  [[nodiscard]] bool active() const noexcept { return tuples_ > 0 || ended_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& stream() const noexcept { return stream_; }
+  [[nodiscard]] SinkKind kind() const noexcept { return params_.kind; }
+  // The first failure to write the output file, if any.
+  [[nodiscard]] std::optional<std::string> output_error() const;
+
+  std::uint64_t tuples_ = 0;
+  std::uint64_t batches_ = 0;
+  std::uint64_t bytes_ = 0;
+  std::uint32_t crc_ = 0;
+  std::uint64_t lost_ = 0;
+  std::uint64_t duplicated_ = 0;
+  std::uint64_t out_of_order_ = 0;
+  ops::LatencyHistogram latency_;
+
+ private:
+  SinkTask(std::string name, std::string stream, const ops::Schema& schema,
+           const SinkParams& params);
+  void check(const ops::BatchView& batch);
+  void record_latency(const ops::BatchView& batch);
+
+  std::string name_;
+  std::string stream_;
+  ops::Schema schema_;
+  SinkParams params_;
+  std::unique_ptr<ops::CsvWriter> output_;
+  int seq_ = -1;   // offset of the i64 field "seq", or -1
+  int time_ = -1;  // offset of the time field (check: the first timestamp), or -1
+  std::uint64_t next_seq_ = 0;
+  bool ended_ = false;
+  OwnerThread owner_;
+};
+
+}  // namespace boreal::runtime

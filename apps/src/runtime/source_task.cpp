@@ -1,0 +1,210 @@
+#include "runtime/source_task.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <limits>
+
+#include <boreal/transport/crc32c.hpp>
+
+namespace boreal::runtime {
+
+std::int64_t realtime_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The offset between the clocks is read between two steady readings; a pair further apart
+// than 2 µs was split by a preemption and is read again (at most 100 times, then the closest
+// pair is used), so the offset is off by at most about a microsecond.
+std::int64_t realtime_ns_at(SteadyTime at) noexcept {
+  using std::chrono::duration_cast;
+  using std::chrono::nanoseconds;
+  std::int64_t best_gap = std::numeric_limits<std::int64_t>::max();
+  std::int64_t best_offset = 0;  // realtime - steady, in ns
+  for (int i = 0; i < 100 && best_gap > 2000; ++i) {
+    const auto before = std::chrono::steady_clock::now();
+    const std::int64_t real = realtime_ns();
+    const auto after = std::chrono::steady_clock::now();
+    const std::int64_t gap = duration_cast<nanoseconds>(after - before).count();
+    if (gap < best_gap) {
+      best_gap = gap;
+      const auto middle = before + (after - before) / 2;
+      best_offset = real - duration_cast<nanoseconds>(middle.time_since_epoch()).count();
+    }
+  }
+  return duration_cast<nanoseconds>(at.time_since_epoch()).count() + best_offset;
+}
+
+SourceTask::SourceTask(std::string name, std::string stream, RowTarget& target,
+                       const ops::Schema& schema, const SourceParams& params,
+                       std::chrono::microseconds flush)
+    : name_(std::move(name)),
+      stream_(std::move(stream)),
+      target_(target),
+      schema_(schema),
+      params_(params),
+      flush_(flush) {
+  if (params.rate && *params.rate > 0) period_ns_ = 1e9 / *params.rate;
+  idle_ = params.rate && *params.rate == 0;
+}
+
+void SourceTask::start(SteadyTime now) {
+  started_ = true;
+  if (on_start) on_start(now);
+  t0_ = now;
+  // The wall-clock time of `now`, not of this moment: the thread may have been preempted
+  // since `now` was read, and stamping from a later origin would date tuples in the future.
+  t0_real_ = realtime_ns_at(now);
+  if (params_.kind == SourceKind::csv) {
+    auto reader = ops::CsvReader::make({.path = params_.path}, schema_);
+    if (!reader) {
+      error_ = "source '" + name_ + "': " + reader.error().message;
+    } else {
+      csv_ = std::move(reader).value();
+    }
+    return;
+  }
+  ops::GeneratorParams params = generator_params(params_, schema_);
+  params.start_ns = t0_real_;
+  if (period_ns_ > 0) params.rate = *params_.rate;
+  auto generator = ops::Generator::make(params);
+  if (!generator) {
+    error_ = "source '" + name_ + "': " + generator.error().message;
+  } else {
+    generator_.emplace(std::move(generator).value());
+  }
+}
+
+SteadyTime SourceTask::due_at(std::uint64_t seq) const noexcept {
+  return t0_ + std::chrono::nanoseconds(static_cast<std::int64_t>(static_cast<double>(seq) * period_ns_));
+}
+
+bool SourceTask::open_batch(SteadyTime now) {
+  batch_ = target_.open();
+  if (batch_ == nullptr) {
+    if (!blocked_now_) {
+      blocked_now_ = true;
+      blocked_since_ = now;
+    }
+    return false;
+  }
+  if (blocked_now_) {
+    blocked_ += now - blocked_since_;
+    blocked_now_ = false;
+  }
+  // The flush clock starts when the batch's first tuple was due, not when this thread got
+  // round to it, so no tuple waits in the sender longer than `flush`.
+  opened_at_ = period_ns_ > 0 ? std::min(now, due_at(generated_)) : now;
+  return true;
+}
+
+void SourceTask::commit(bool end) {
+  crc_ = transport::crc32c(batch_->bytes(), crc_);
+  target_.commit(end);
+  batch_ = nullptr;
+  ++frames_;
+  if (end) eos_committed_ = true;
+}
+
+std::size_t SourceTask::fill(std::size_t rows, std::int64_t& now_real) {
+  if (csv_) {
+    auto read = csv_->read(*batch_, rows);
+    if (!read) {
+      error_ = "source '" + name_ + "': " + read.error().message;
+      return 0;
+    }
+    return read.value();
+  }
+  if (!generator_) return 0;
+  if (period_ns_ > 0) return generator_->fill(*batch_, rows);
+  if (now_real == 0) now_real = realtime_ns();
+  // Unpaced: every row is due now and stamped now; fill_due() is bounded by the room left.
+  const std::size_t room = batch_->capacity_rows() - batch_->size();
+  if (rows >= room) return generator_->fill_due(*batch_, now_real);
+  return generator_->fill(*batch_, rows);
+}
+
+int SourceTask::do_work(SteadyTime now) {
+  owner_.check();
+  int work = target_.do_work();
+  if (eos_committed_ || !target_.ready()) return work;
+  if (!started_) start(now);
+
+  const bool time_up = params_.duration.count() > 0 &&
+                       now - t0_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration);
+  // A paced source fills its batch when the batch must leave, not as each tuple comes due.
+  if (period_ns_ > 0 && !time_up && now < deadline()) return work;
+  std::uint64_t due = params_.tuples > 0 ? params_.tuples : UINT64_MAX;
+  if (period_ns_ > 0) {
+    const double elapsed = static_cast<double>((now - t0_).count());
+    due = std::min<std::uint64_t>(due, static_cast<std::uint64_t>(elapsed / period_ns_) + 1);
+  }
+  if (idle_ || error_) due = 0;
+  if (time_up) due = std::min(due, generated_);
+  bool exhausted = (params_.tuples > 0 && generated_ >= params_.tuples) || time_up ||
+                   error_.has_value() || (csv_ && csv_->done());
+
+  std::int64_t now_real = 0;
+  int frames = 0;
+  while (!exhausted && generated_ < due && frames < kFramesPerCall) {
+    if (batch_ == nullptr && !open_batch(now)) return work;
+    const std::size_t room = batch_->capacity_rows() - batch_->size();
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(room, due - generated_));
+    const std::size_t got = fill(want, now_real);
+    generated_ += got;
+    ++work;
+    exhausted = (params_.tuples > 0 && generated_ >= params_.tuples) || error_.has_value() ||
+                (csv_ && csv_->done());
+    if (batch_->full()) {
+      // The batch that completes a count-limited stream carries its end.
+      commit(exhausted);
+      ++frames;
+      if (exhausted) return work + target_.do_work();
+    } else if (got < want && !exhausted) {
+      break;  // the generator's own limit or the CSV reader paused: try again next call
+    }
+  }
+  if (exhausted) {
+    if (batch_ == nullptr && !open_batch(now)) return work;
+    commit(true);
+    ++work;
+  } else if (batch_ != nullptr && batch_->size() > 0 && now - opened_at_ >= flush_) {
+    commit(false);
+    ++work;
+  }
+  if (work > 0) work += target_.do_work();
+  return work;
+}
+
+SteadyTime SourceTask::deadline() const noexcept {
+  if (!started_ || eos_committed_) return SteadyTime::max();
+  SteadyTime at = SteadyTime::max();
+  const bool open = batch_ != nullptr && batch_->size() > 0;
+  if (open) at = opened_at_ + flush_;
+  if (period_ns_ > 0) {
+    const std::uint64_t capacity = target_.capacity_rows();
+    const std::uint64_t room = open ? capacity - batch_->size() : capacity;
+    at = std::min(at, due_at(generated_ + room - 1));  // the batch would be full
+    if (!open) at = std::min(at, due_at(generated_) + flush_);  // its first tuple's flush
+  }
+  if (params_.duration.count() > 0) {
+    at = std::min(at, t0_ + std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration));
+  }
+  return at;
+}
+
+ops::Batch* FanoutTarget::open() {
+  if (out_.blocked()) return nullptr;
+  batch_.clear();
+  return &batch_;
+}
+
+void FanoutTarget::commit(bool end) {
+  if (batch_.size() > 0) out_.consume(batch_);
+  batch_.clear();
+  if (end) out_.end();
+}
+
+}  // namespace boreal::runtime

@@ -1,0 +1,116 @@
+// A `source` box on a node: the operator library's Generator (or a CsvReader) driven at the
+// offered rate, writing each frame's worth of rows into a RowTarget (link_ports.hpp): straight
+// into a link's frame when the stream goes only to one other node, else into a batch handed
+// to the stream's fan-out (local boxes, several links).
+//
+// Pacing (one wake-up per frame): a paced source fills its batch when the batch must leave,
+// because it would be full or because its first tuple has waited `flush`, not as each tuple
+// comes due; tuples carry their scheduled times (start + i / rate) either way, so a late
+// sender shows up as latency. Unpaced ("max"), rows are stamped with the time they are made.
+// The stream ends with the frame that holds the last tuple (count limit) or with an empty one
+// (time limit, the end of a CSV file).
+//
+// Threading: belongs to the node's I/O thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boreal/ops/source.hpp>
+
+#include "runtime/link_ports.hpp"
+#include "spec/network_spec.hpp"
+
+namespace boreal::runtime {
+
+class SourceTask {
+ public:
+  SourceTask(std::string name, std::string stream, RowTarget& target, const ops::Schema& schema,
+             const SourceParams& params, std::chrono::microseconds flush);
+
+  // Generates what is due at `now` and hands it on. Returns work done.
+  int do_work(SteadyTime now);
+  // The next moment this source has something to do without any event.
+  [[nodiscard]] SteadyTime deadline() const noexcept;
+
+  [[nodiscard]] bool active() const noexcept { return started_; }
+  [[nodiscard]] bool done() const noexcept { return eos_committed_ && target_.done(); }
+  [[nodiscard]] std::uint64_t generated() const noexcept { return generated_; }
+  [[nodiscard]] std::uint64_t frames_sent() const noexcept { return frames_; }
+  // CRC-32C of every tuple's bytes, in order.
+  [[nodiscard]] std::uint32_t checksum() const noexcept { return crc_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& stream() const noexcept { return stream_; }
+  // Reading the CSV file failed (the stream was ended where it failed), if it did.
+  [[nodiscard]] const std::optional<std::string>& error() const noexcept { return error_; }
+  // Time the source had rows due but its target refused them (back-pressure).
+  [[nodiscard]] std::chrono::nanoseconds backpressured() const noexcept { return blocked_; }
+  // Called once, when the source starts and before it generates its first tuple.
+  std::function<void(SteadyTime)> on_start;
+
+ private:
+  static constexpr int kFramesPerCall = 16;
+
+  void start(SteadyTime now);
+  bool open_batch(SteadyTime now);
+  void commit(bool end);
+  // Appends up to `rows` rows to the open batch; returns how many it appended.
+  std::size_t fill(std::size_t rows, std::int64_t& now_real);
+  [[nodiscard]] SteadyTime due_at(std::uint64_t seq) const noexcept;
+
+  std::string name_;
+  std::string stream_;
+  RowTarget& target_;
+  ops::Schema schema_;
+  SourceParams params_;
+  std::chrono::nanoseconds flush_;
+  std::optional<ops::Generator> generator_;
+  std::unique_ptr<ops::CsvReader> csv_;
+  std::optional<std::string> error_;
+  double period_ns_ = 0;  // 0 = as fast as possible (unless idle)
+  bool idle_ = false;     // rate "idle": nothing until the duration ends
+  bool started_ = false;
+  bool eos_committed_ = false;
+  ops::Batch* batch_ = nullptr;  // the open batch, if any
+  SteadyTime opened_at_{};
+  SteadyTime t0_{};
+  std::int64_t t0_real_ = 0;
+  std::uint64_t generated_ = 0;
+  std::uint64_t frames_ = 0;
+  std::uint32_t crc_ = 0;
+  std::chrono::nanoseconds blocked_{0};
+  SteadyTime blocked_since_{};
+  bool blocked_now_ = false;
+  OwnerThread owner_;
+};
+
+// A RowTarget that hands each batch to a stream's fan-out (local consumers and links).
+class FanoutTarget final : public RowTarget {
+ public:
+  FanoutTarget(StreamFanout& out, const ops::Schema& schema, std::size_t rows)
+      : out_(out), batch_(schema, rows) {}
+
+  [[nodiscard]] bool ready() const override { return true; }
+  [[nodiscard]] ops::Batch* open() override;
+  void commit(bool end) override;
+  [[nodiscard]] std::uint32_t capacity_rows() const override {
+    return static_cast<std::uint32_t>(batch_.capacity_rows());
+  }
+  int do_work() override { return 0; }
+  [[nodiscard]] bool done() const override { return out_.ended(); }
+
+ private:
+  StreamFanout& out_;
+  ops::OwnedBatch batch_;
+};
+
+// CLOCK_REALTIME at the steady instant `at`, read so that a preemption between the two clock
+// reads cannot date tuples in the future (see the definition).
+[[nodiscard]] std::int64_t realtime_ns_at(SteadyTime at) noexcept;
+[[nodiscard]] std::int64_t realtime_ns() noexcept;
+
+}  // namespace boreal::runtime
