@@ -278,7 +278,7 @@ TEST(NetworkSpecErrors, UnknownKeyListsTheValidOnes) {
   EXPECT_EQ(errors_of(base_with({{14, "    schema: tick\n    params: {rate: 5, burst: 2}"}})),
             Errors{"t.yaml:15:23: boxes[0].params.burst: unknown key (valid: kind, path, rate, "
                    "tuples, duration_s, seed, keys, key_field, distribution, zipf_s, values, "
-                   "seq_field, time_field)"});
+                   "seq_field, time_field, start_ns)"});
 }
 
 TEST(NetworkSpecErrors, RepeatedKey) {

@@ -67,7 +67,7 @@ void SourceTask::start(SteadyTime now) {
     return;
   }
   ops::GeneratorParams params = generator_params(params_, schema_);
-  params.start_ns = t0_real_;
+  params.start_ns = params_.start_ns.value_or(t0_real_);
   if (period_ns_ > 0) params.rate = *params_.rate;
   auto generator = ops::Generator::make(params);
   if (!generator) {
@@ -119,6 +119,8 @@ std::size_t SourceTask::fill(std::size_t rows, std::int64_t& now_real) {
   }
   if (!generator_) return 0;
   if (period_ns_ > 0) return generator_->fill(*batch_, rows);
+  // A fixed start: unpaced rows all get it (fill() with no rate), the same in every run.
+  if (params_.start_ns) return generator_->fill(*batch_, rows);
   if (now_real == 0) now_real = realtime_ns();
   // Unpaced: every row is due now and stamped now; fill_due() is bounded by the room left.
   const std::size_t room = batch_->capacity_rows() - batch_->size();

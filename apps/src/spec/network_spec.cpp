@@ -36,9 +36,9 @@ constexpr std::array<std::string_view, 9> kLinkKeys = {
     "spin_us", "batch_bytes", "flush_us", "window"};
 constexpr std::array<std::string_view, 7> kBoxKeys = {"name", "type", "node",  "in",
                                                       "out",  "schema", "params"};
-constexpr std::array<std::string_view, 13> kSourceParamKeys = {
-    "kind",   "path",        "rate",   "tuples",  "duration_s", "seed",      "keys",
-    "key_field", "distribution", "zipf_s", "values", "seq_field", "time_field"};
+constexpr std::array<std::string_view, 14> kSourceParamKeys = {
+    "kind",      "path",         "rate",   "tuples", "duration_s", "seed",       "keys",
+    "key_field", "distribution", "zipf_s", "values", "seq_field",  "time_field", "start_ns"};
 constexpr std::array<std::string_view, 4> kSinkParamKeys = {"kind", "slow_us_per_frame", "output",
                                                             "field"};
 constexpr std::array<std::string_view, 3> kValueKeys = {"field", "min", "max"};
@@ -463,6 +463,11 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
       } else {
         source.zipf_s = *x;
       }
+    }
+  }
+  if (const YamlValue* v = generator_key("start_ns")) {
+    if (auto n = read_int(*v, 0, std::numeric_limits<std::int64_t>::max(), problems_)) {
+      source.start_ns = *n;
     }
   }
   if (const YamlValue* v = generator_key("seq_field")) {

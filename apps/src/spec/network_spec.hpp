@@ -28,7 +28,7 @@
 // comes first; 0 = no limit; default 0), seed (default 1), keys (distinct key values; default
 // 1000), key_field (default "key" when the schema has it), distribution (uniform | zipf),
 // zipf_s (default 1), values (a list of {field, min, max}: uniform numeric values),
-// seq_field (default "seq"), time_field (default "ts"). A csv source: path (required; a
+// seq_field (default "seq"), time_field (default "ts"), start_ns (fixed scheduled times). A csv source: path (required; a
 // header line naming the schema's fields) and rate. Sink params: kind (check | count |
 // discard | latency; default check), output (a CSV file, with a header line, of every tuple
 // received, in order; default none), field (latency: the time field; default "ts") and
@@ -144,6 +144,9 @@ struct SourceParams {
   std::vector<ValueSpec> values;
   std::string seq_field = "seq";
   std::string time_field = "ts";
+  // Scheduled times start here (ns) instead of at the run's start, so the output is the same
+  // in every run (for tests and differential runs; latency figures then mean nothing).
+  std::optional<std::int64_t> start_ns;
 };
 
 enum class SinkKind : std::uint8_t {
