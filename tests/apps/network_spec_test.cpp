@@ -274,7 +274,7 @@ TEST(NetworkSpecErrors, UnknownKeyListsTheValidOnes) {
                    "transport, boxes, links)"});
   EXPECT_EQ(errors_of(base_with({{12, "    node: a\n    nod: a"}})),
             Errors{"t.yaml:13:5: boxes[0].nod: unknown key (valid: name, type, node, in, out, "
-                   "schema, params)"});
+                   "schema, params, thread)"});
   EXPECT_EQ(errors_of(base_with({{14, "    schema: tick\n    params: {rate: 5, burst: 2}"}})),
             Errors{"t.yaml:15:23: boxes[0].params.burst: unknown key (valid: kind, path, rate, "
                    "tuples, duration_s, seed, keys, key_field, distribution, zipf_s, values, "

@@ -12,20 +12,25 @@ using transport::fail;
 
 transport::Result<std::unique_ptr<transport::SendLink>> tcp_connect(
     transport::EventLoop& loop, const NetworkSpec&, const StreamSpec&, const NodeSpec& peer,
-    const transport::LinkOptions& options) {
-  return transport::make_tcp_send_link(loop, {peer.uri.host, peer.uri.port}, options);
+    std::uint32_t peer_thread, const transport::LinkOptions& options) {
+  return transport::make_tcp_send_link(loop, {peer.uri.host, tcp_listen_port(peer, peer_thread)},
+                                       options);
 }
 
 transport::Result<transport::RecvLink*> tcp_expect(transport::EventLoop& loop,
                                                    Listeners& listeners, const NetworkSpec&,
                                                    const StreamSpec&, const NodeSpec& self,
+                                                   std::uint32_t thread,
                                                    const transport::LinkOptions& options) {
   if (!listeners.tcp) {
-    auto listener = transport::TcpListener::open(loop, {self.uri.host, self.uri.port});
+    const std::uint16_t port = tcp_listen_port(self, thread);
+    auto listener = transport::TcpListener::open(loop, {self.uri.host, port});
     if (!listener) {
       return fail(listener.error().category, listener.error().code,
-                  "node '" + self.name + "' cannot listen on " + self.address + ": " +
-                      listener.error().message);
+                  "node '" + self.name + "' cannot listen on " + self.address +
+                      (thread == 0 ? "" : " (thread " + std::to_string(thread) + ": port " +
+                                              std::to_string(port) + ")") +
+                      ": " + listener.error().message);
     }
     listeners.tcp = std::move(listener).value();
   }
@@ -35,9 +40,10 @@ transport::Result<transport::RecvLink*> tcp_expect(transport::EventLoop& loop,
 template <transport::FabricTransfer kTransfer>
 transport::Result<std::unique_ptr<transport::SendLink>> fabric_connect(
     transport::EventLoop& loop, const NetworkSpec& spec, const StreamSpec& stream,
-    const NodeSpec& peer, const transport::LinkOptions& options) {
+    const NodeSpec& peer, std::uint32_t peer_thread, const transport::LinkOptions& options) {
   return transport::make_fabric_send_link(
-      loop, {fabric_provider(spec, stream), peer.uri.host, fabric_listen_port(spec, peer)},
+      loop,
+      {fabric_provider(spec, stream), peer.uri.host, fabric_listen_port(spec, peer, peer_thread)},
       options, kTransfer);
 }
 
@@ -46,11 +52,11 @@ transport::Result<transport::RecvLink*> fabric_expect(transport::EventLoop& loop
                                                       Listeners& listeners,
                                                       const NetworkSpec& spec,
                                                       const StreamSpec& stream,
-                                                      const NodeSpec& self,
+                                                      const NodeSpec& self, std::uint32_t thread,
                                                       const transport::LinkOptions& options) {
   if (!listeners.fabric) {
     const transport::FabricEndpoint local{fabric_provider(spec, stream), self.uri.host,
-                                          fabric_listen_port(spec, self)};
+                                          fabric_listen_port(spec, self, thread)};
     auto listener = transport::FabricListener::open(loop, local);
     if (!listener) {
       return fail(listener.error().category, listener.error().code,

@@ -24,7 +24,7 @@
 
 namespace boreal::runtime {
 
-// One node's listeners, opened when the first stream that needs one is expected.
+// One I/O thread's listeners, opened when the first stream that needs one is expected.
 struct Listeners {
   std::unique_ptr<transport::TcpListener> tcp;
   std::unique_ptr<transport::FabricListener> fabric;
@@ -32,14 +32,16 @@ struct Listeners {
 
 struct Medium {
   std::string_view name;
-  // The sending end of `stream` toward node `peer`.
+  // The sending end of `stream` toward node `peer`, whose thread `peer_thread` receives it.
   transport::Result<std::unique_ptr<transport::SendLink>> (*connect)(
       transport::EventLoop& loop, const NetworkSpec& spec, const StreamSpec& stream,
-      const NodeSpec& peer, const transport::LinkOptions& options);
-  // The receiving end of `stream` on node `self`, on its listener for this medium.
+      const NodeSpec& peer, std::uint32_t peer_thread, const transport::LinkOptions& options);
+  // The receiving end of `stream` on thread `thread` of node `self`, on that thread's
+  // listener for this medium (network_spec.hpp: tcp_listen_port, fabric_listen_port).
   transport::Result<transport::RecvLink*> (*expect)(
       transport::EventLoop& loop, Listeners& listeners, const NetworkSpec& spec,
-      const StreamSpec& stream, const NodeSpec& self, const transport::LinkOptions& options);
+      const StreamSpec& stream, const NodeSpec& self, std::uint32_t thread,
+      const transport::LinkOptions& options);
 };
 
 // The media between nodes, in the order the docs list them.

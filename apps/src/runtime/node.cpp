@@ -6,6 +6,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <thread>
 
 #include <boreal/transport/agent_runner.hpp>
 #include <boreal/transport/rate_estimator.hpp>
@@ -149,6 +150,34 @@ std::chrono::milliseconds time_limit(const NetworkSpec& spec, std::chrono::milli
   return std::chrono::milliseconds(static_cast<std::int64_t>(longest_s * 1000)) + slack;
 }
 
+namespace {
+
+// One I/O thread of the node: its graph run as an agent under its own wait, with its meter.
+struct ThreadRun {
+  ThreadRun(NodeGraph& graph, std::chrono::milliseconds timeout, std::chrono::nanoseconds warmup,
+            const NodeSpec& self, ProcessMeter& process)
+      : agent(graph, timeout, warmup), wait(transport::make_wait(graph.wait)),
+        meter(graph, wait, self, process) {}
+
+  NodeAgent agent;
+  transport::AnyWait wait;
+  ThreadMeter meter;
+  double window_s = 0;
+
+  // Runs the agent on the calling thread until it is done or `stop` is set.
+  void run(const std::atomic<bool>& stop) {
+    transport::run_agent(agent, wait, stop);
+    if (!agent.window_end) agent.window_end = std::chrono::steady_clock::now();  // stopped
+    meter.close();
+    meter.tick(std::cerr);  // a last look at refused connections
+    if (agent.window_start) {
+      window_s = std::chrono::duration<double>(*agent.window_end - *agent.window_start).count();
+    }
+  }
+};
+
+}  // namespace
+
 transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOptions& options,
                                        const std::atomic<bool>& stop, std::ostream& out) {
   const NodeSpec* self = spec.find_node(options.node);
@@ -162,46 +191,82 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   // the longest of them should have ended.
   std::chrono::milliseconds timeout = options.timeout;
   if (timeout.count() == 0) timeout = time_limit(spec, std::chrono::seconds(30));
+  const auto warmup = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.warmup);
 
-  transport::EventLoop loop;
-  auto built = build_node_graph(loop, spec, *self);
-  if (!built) return std::move(built).error();
-  NodeGraph& graph = *built.value();
+  // Every thread's loop first: the rings between threads join two loops.
+  const std::uint32_t threads = self->threads;
+  std::vector<std::unique_ptr<transport::EventLoop>> loops;
+  std::vector<transport::EventLoop*> loop_of;
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    loops.push_back(std::make_unique<transport::EventLoop>());
+    loop_of.push_back(loops.back().get());
+  }
+  auto links = make_thread_links(loop_of, spec, *self);
+  if (!links) return std::move(links).error();
+  std::vector<std::unique_ptr<NodeGraph>> graphs;
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    auto graph = build_node_graph(*loops[t], spec, *self, t, links.value());
+    if (!graph) return std::move(graph).error();
+    graphs.push_back(std::move(graph).value());
+  }
 
-  NodeAgent agent(graph, timeout, std::chrono::duration_cast<std::chrono::nanoseconds>(spec.warmup));
-  auto wait = transport::make_wait(graph.wait);
-  NodeMeter meter(graph, wait, *self);
-  agent.on_window_start = [&] { meter.open(); };
-  agent.on_window_end = [&] { meter.close(); };
+  const bool has_sinks = std::any_of(spec.boxes.begin(), spec.boxes.end(), [&](const BoxSpec& box) {
+    return box.node == self->name && box.type == "sink";
+  });
+  ProcessMeter process(threads, has_sinks);
+  std::vector<std::unique_ptr<ThreadRun>> runs;
+  std::vector<const ThreadMeter*> meters;
+  for (auto& graph : graphs) {
+    runs.push_back(std::make_unique<ThreadRun>(*graph, timeout, warmup, *self, process));
+    meters.push_back(&runs.back()->meter);
+  }
   auto last_progress = std::chrono::steady_clock::now();
   const auto node_start = last_progress;
-  agent.on_tick = [&](SteadyTime now) {
-    meter.note_rejected(std::cerr);
+  for (auto& run : runs) {
+    ThreadRun& r = *run;
+    r.agent.on_window_start = [&r] { r.meter.open(); };
+    r.agent.on_window_end = [&r] { r.meter.close(); };
+    r.agent.on_tick = [&r](SteadyTime) { r.meter.tick(std::cerr); };
+  }
+  // Thread 0 writes the progress lines, from every thread's published totals.
+  runs[0]->agent.on_tick = [&](SteadyTime now) {
+    runs[0]->meter.tick(std::cerr);
     if (options.progress_interval.count() > 0 && now - last_progress >= options.progress_interval) {
       last_progress = now;
-      out << meter.progress(std::chrono::duration<double>(now - node_start).count()).dump()
+      out << progress_line(*self, meters, std::chrono::duration<double>(now - node_start).count()).dump()
           << std::endl;
     }
   };
 
-  transport::run_agent(agent, wait, stop);
-  if (!agent.window_end) {  // stopped from outside
-    agent.window_end = std::chrono::steady_clock::now();
-    if (agent.window_start) meter.close();
+  std::vector<std::thread> workers;
+  for (std::uint32_t t = 1; t < threads; ++t) {
+    workers.emplace_back([&, t] { runs[t]->run(stop); });
   }
-  meter.note_rejected(std::cerr);  // a last look at refused connections
-  double window_s = 0;
-  if (agent.window_start) {
-    window_s = std::chrono::duration<double>(*agent.window_end - *agent.window_start).count();
+  runs[0]->run(stop);
+  for (auto& worker : workers) worker.join();
+
+  NodeReport report;
+  report.node = self->name;
+  report.threads = threads;
+  report.wait = std::string(transport::to_string(graphs[0]->wait.mode));
+  report.wait_stats = transport::stats_of(runs[0]->wait);
+  process.fill(report);
+  for (auto& run : runs) {
+    report.window_s = std::max(report.window_s, run->window_s);
+    run->meter.add_to(report, run->window_s);
   }
-  std::vector<std::string> stopped;
-  if (agent.timed_out) {
-    stopped.push_back("node '" + self->name + "' timed out after " +
-                      std::to_string(timeout.count()) + " ms before its streams finished");
-  } else if (stop.load() && !agent.done()) {
-    stopped.push_back("node '" + self->name + "' was stopped before its streams finished");
+  bool timed_out = false;
+  bool all_done = true;
+  for (auto& run : runs) {
+    timed_out = timed_out || run->agent.timed_out;
+    all_done = all_done && run->agent.done();
   }
-  NodeReport report = meter.report(window_s, std::move(stopped));
+  if (timed_out) {
+    report.errors.push_back("node '" + self->name + "' timed out after " +
+                            std::to_string(timeout.count()) + " ms before its streams finished");
+  } else if (stop.load() && !all_done) {
+    report.errors.push_back("node '" + self->name + "' was stopped before its streams finished");
+  }
   out << to_json(report).dump() << std::endl;
   return report;
 }

@@ -39,32 +39,33 @@ bool ticks_on_clock(const BoxSpec& box, const ops::Schema* input) {
 
 std::string stream_label(const StreamSpec& stream) { return "stream '" + stream.name + "'"; }
 
-// The node's one wait (see NodeGraph::wait).
-transport::WaitConfig node_wait(const NetworkSpec& spec, const NodeSpec& self) {
-  transport::WaitConfig wait = spec.transport.wait;
-  bool any = false;
-  for (const StreamSpec& stream : spec.streams) {
-    if (!stream.crosses_nodes) continue;
-    const bool sends = stream.producer_node == self.name;
-    const bool receives = !sends && consumed_on(stream, self.name);
-    if (!sends && !receives) continue;
-    transport::WaitConfig w = stream.transport.wait;
-    if (receives) {
-      // The budget is end to end: a tuple may already have waited up to `flush` in its
-      // sender's open frame, so the receiver's waits get what is left (at least a quarter).
-      const auto budget = w.latency_budget;
-      w.latency_budget = std::max(
-          budget - std::chrono::duration_cast<std::chrono::microseconds>(stream.transport.flush),
-          budget / 4);
+// Threads of node `me` that run a consumer of `stream`.
+std::vector<std::uint32_t> consumer_threads(const NetworkSpec& spec, const StreamSpec& stream,
+                                            std::string_view me) {
+  std::vector<std::uint32_t> threads;
+  for (std::size_t i = 0; i < stream.consumers.size(); ++i) {
+    if (stream.consumer_nodes[i] != me) continue;
+    const BoxSpec* box = spec.find_box(stream.consumers[i]);
+    if (box != nullptr && std::find(threads.begin(), threads.end(), box->thread) == threads.end()) {
+      threads.push_back(box->thread);
     }
-    if (!any) {
-      wait = w;
-    } else {
-      wait.latency_budget = std::min(wait.latency_budget, w.latency_budget);
-    }
-    any = true;
   }
-  return wait;
+  return threads;
+}
+
+// Where `stream` is on node `me`: produced or received there, and on which thread.
+struct Placement {
+  bool here = false;
+  std::uint32_t home = 0;                // the thread that produces or receives it
+  std::vector<std::uint32_t> consumers;  // threads with a consumer of it
+};
+
+Placement place(const NetworkSpec& spec, const StreamSpec& stream, std::string_view me) {
+  Placement p;
+  p.consumers = consumer_threads(spec, stream, me);
+  p.here = stream.producer_node == me || !p.consumers.empty();
+  if (p.here) p.home = stream_thread(spec, stream, me);
+  return p;
 }
 
 }  // namespace
@@ -95,19 +96,82 @@ bool NodeGraph::done() const noexcept {
          std::all_of(sinks.begin(), sinks.end(), [](const auto& s) { return s->ended(); });
 }
 
+transport::WaitConfig thread_wait(const NetworkSpec& spec, const NodeSpec& self,
+                                  std::uint32_t thread) {
+  transport::WaitConfig wait = spec.transport.wait;
+  bool any = false;
+  for (const StreamSpec& stream : spec.streams) {
+    if (!stream.crosses_nodes) continue;
+    const bool sends = stream.producer_node == self.name;
+    const bool receives = !sends && consumed_on(stream, self.name);
+    if ((!sends && !receives) || stream_thread(spec, stream, self.name) != thread) continue;
+    transport::WaitConfig w = stream.transport.wait;
+    if (receives) {
+      // The budget is end to end: a tuple may already have waited up to `flush` in its
+      // sender's open frame, so the receiver's waits get what is left (at least a quarter).
+      const auto budget = w.latency_budget;
+      w.latency_budget = std::max(
+          budget - std::chrono::duration_cast<std::chrono::microseconds>(stream.transport.flush),
+          budget / 4);
+    }
+    if (!any) {
+      wait = w;
+    } else {
+      wait.latency_budget = std::min(wait.latency_budget, w.latency_budget);
+    }
+    any = true;
+  }
+  return wait;
+}
+
+transport::Result<ThreadLinks> make_thread_links(const std::vector<transport::EventLoop*>& loops,
+                                                 const NetworkSpec& spec, const NodeSpec& self) {
+  ThreadLinks links;
+  for (const StreamSpec& stream : spec.streams) {
+    const Placement p = place(spec, stream, self.name);
+    if (!p.here || !stream.tuple_schema) continue;
+    for (std::uint32_t to : p.consumers) {
+      if (to == p.home) continue;
+      transport::LinkOptions options = link_options(spec, stream, *stream.tuple_schema);
+      options.name = stream.name + " (thread " + std::to_string(p.home) + " to " + std::to_string(to) + ")";
+      auto pair = transport::make_inproc_link(*loops.at(p.home), *loops.at(to), options);
+      if (!pair) return std::move(pair).error();
+      links.emplace(std::make_pair(stream.name, to), std::move(pair).value());
+    }
+  }
+  return links;
+}
+
 transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventLoop& loop,
                                                                const NetworkSpec& spec,
-                                                               const NodeSpec& self) {
-  auto graph = std::make_unique<NodeGraph>(loop);
-  graph->wait = node_wait(spec, self);
+                                                               const NodeSpec& self,
+                                                               std::uint32_t thread,
+                                                               ThreadLinks& links) {
+  auto graph = std::make_unique<NodeGraph>(loop, thread);
+  graph->wait = thread_wait(spec, self, thread);
   const std::string& me = self.name;
   auto schema_of = [](const StreamSpec& stream) -> const ops::Schema& { return *stream.tuple_schema; };
+  auto on_this_thread = [&](const BoxSpec& box) { return box.node == me && box.thread == thread; };
   for (const StreamSpec& stream : spec.streams) {
     if (!stream.tuple_schema) {
       return fail(ErrorCategory::config, 0, spec.file_name + ": " + stream_label(stream) + " has no schema");
     }
-    if (stream.producer_node == me || consumed_on(stream, me)) {
+    const Placement p = place(spec, stream, me);
+    const bool consumed_here =
+        std::find(p.consumers.begin(), p.consumers.end(), thread) != p.consumers.end();
+    if (p.here && (p.home == thread || consumed_here)) {
       graph->fanouts.emplace(stream.name, std::make_unique<StreamFanout>(stream.name));
+    }
+    // From the stream's home thread, over an inproc ring.
+    if (p.here && p.home != thread && consumed_here) {
+      auto it = links.find(std::make_pair(stream.name, thread));
+      if (it == links.end() || !it->second.recv) {
+        return fail(ErrorCategory::config, 0, spec.file_name + ": " + stream_label(stream) + " has no ring to thread " + std::to_string(thread));
+      }
+      graph->inproc_in.push_back(std::move(it->second.recv));
+      graph->readers.push_back(std::make_unique<LinkReader>(
+          LinkIdentity{stream.name, me + "/" + std::to_string(p.home), "inproc"},
+          *graph->inproc_in.back(), schema_of(stream), *graph->fanouts.at(stream.name)));
     }
   }
 
@@ -117,6 +181,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
   std::string fabric_stream_in;
   for (const StreamSpec& stream : spec.streams) {
     if (stream.producer_node == me || !consumed_on(stream, me)) continue;
+    if (stream_thread(spec, stream, me) != thread) continue;
     const Medium* medium = find_medium(stream.transport.medium);
     if (medium == nullptr) {
       return fail(ErrorCategory::config, 0,
@@ -137,7 +202,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       fabric_provider_in = provider;
       fabric_stream_in = stream_label(stream);
     }
-    auto link = medium->expect(loop, graph->listeners, spec, stream, self,
+    auto link = medium->expect(loop, graph->listeners, spec, stream, self, thread,
                                link_options(spec, stream, schema_of(stream)));
     if (!link) return std::move(link).error();
     graph->readers.push_back(std::make_unique<LinkReader>(
@@ -149,7 +214,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
   const auto order = topological_order(spec);
   for (std::size_t b : order) {
     const BoxSpec& box = spec.boxes[b];
-    if (box.node != me || box.type == "source") continue;
+    if (!on_this_thread(box) || box.type == "source") continue;
     if (box.type == "sink") {
       const StreamSpec& in = *spec.find_stream(box.inputs.at(0));
       auto sink = SinkTask::make(box.name, in.name, schema_of(in), *box.sink);
@@ -185,6 +250,22 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
   // Sending side: one link per stream and consuming node.
   std::map<std::string, LinkWriter*, std::less<>> direct;  // stream -> its source's only link
   for (const StreamSpec& stream : spec.streams) {
+    const Placement p = place(spec, stream, me);
+    if (!p.here || p.home != thread) continue;
+    // To the other threads of this node that consume it.
+    for (std::uint32_t to : p.consumers) {
+      if (to == thread) continue;
+      auto it = links.find(std::make_pair(stream.name, to));
+      if (it == links.end() || !it->second.send) {
+        return fail(ErrorCategory::config, 0, spec.file_name + ": " + stream_label(stream) + " has no ring to thread " + std::to_string(to));
+      }
+      auto writer = std::make_unique<LinkWriter>(
+          LinkIdentity{stream.name, me + "/" + std::to_string(to), "inproc"},
+          std::move(it->second.send), schema_of(stream), stream.transport.flush);
+      graph->fanouts.at(stream.name)->add(writer.get());
+      graph->pumped.push_back(writer.get());
+      graph->writers.push_back(std::move(writer));
+    }
     if (stream.producer_node != me || !stream.crosses_nodes) continue;
     const Medium* medium = find_medium(stream.transport.medium);
     if (medium == nullptr) {
@@ -202,7 +283,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                              !consumed_on(stream, me) && peers.size() == 1;
     for (const std::string& peer_name : peers) {
       const NodeSpec* peer = spec.find_node(peer_name);
-      auto link = medium->connect(loop, spec, stream, *peer, link_options(spec, stream, schema_of(stream)));
+      auto link = medium->connect(loop, spec, stream, *peer, stream_thread(spec, stream, peer_name),
+                                  link_options(spec, stream, schema_of(stream)));
       if (!link) return std::move(link).error();
       auto writer = std::make_unique<LinkWriter>(
           LinkIdentity{stream.name, peer_name, std::string(medium->name)}, std::move(link).value(),
@@ -219,7 +301,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
 
   // Sources.
   for (const BoxSpec& box : spec.boxes) {
-    if (box.node != me || box.type != "source") continue;
+    if (!on_this_thread(box) || box.type != "source") continue;
     const StreamSpec& out = *spec.find_stream(box.outputs.at(0));
     RowTarget* target = nullptr;
     if (auto it = direct.find(out.name); it != direct.end()) {
@@ -235,7 +317,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                                                           schema_of(out), *box.source,
                                                           out.transport.flush));
   }
-  if (graph->sources.empty() && graph->boxes.empty() && graph->sinks.empty()) {
+  if (thread == 0 && std::none_of(spec.boxes.begin(), spec.boxes.end(),
+                                  [&](const BoxSpec& box) { return box.node == me; })) {
     return fail(ErrorCategory::config, 0, spec.file_name + ": node '" + me + "' runs no box");
   }
 
@@ -247,7 +330,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
         }
         for (std::size_t b : order) {
           const BoxSpec& box = spec.boxes[b];
-          if (box.node != me || box.type == "sink" || box.type == "source") continue;
+          if (!on_this_thread(box) || box.type == "sink" || box.type == "source") continue;
           if (std::find(box.inputs.begin(), box.inputs.end(), stream) == box.inputs.end()) continue;
           for (const std::string& out : box.outputs) reach(out, root, seen);
         }

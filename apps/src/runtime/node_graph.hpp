@@ -1,4 +1,4 @@
-// What one node runs, wired from the network file (docs/design.md, "Threads, ports and
+// What one I/O thread of a node runs, wired from the network file (docs/design.md, "Threads, ports and
 // back-pressure"): its boxes in arrow order, one StreamFanout per stream it produces or
 // receives, a LinkReader per stream it receives from another node, a LinkWriter per stream
 // and consuming node it sends to, and its sources and sinks.
@@ -10,7 +10,10 @@
 //
 // A source whose stream goes to exactly one other node and to no box of its own node writes
 // into that link's frames directly (no copy); any other stream is handed on through its
-// fan-out. Inside a node every arrow is a direct call on the one I/O thread.
+// fan-out. Between boxes of one thread an arrow is a direct call; between threads of one node
+// it is an inproc ring (transport/inproc_medium.hpp): the stream's home thread (the producer's,
+// or the one receiving it from another node: stream_thread()) writes it into one ring per
+// other thread that consumes it, made up front by make_thread_links().
 //
 // Threading: built and run on the node's I/O thread.
 #pragma once
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/inproc_medium.hpp>
 #include <boreal/transport/wait_mode.hpp>
 
 #include "runtime/link_ports.hpp"
@@ -33,10 +37,21 @@
 
 namespace boreal::runtime {
 
+// The inproc rings between a node's threads: one per stream and thread that consumes it away
+// from its home thread, keyed by (stream, consuming thread). build_node_graph() takes the ends.
+using ThreadLinks = std::map<std::pair<std::string, std::uint32_t>, transport::InprocPair>;
+
+// Makes every ring node `self` needs; loops[t] is thread t's loop.
+[[nodiscard]] transport::Result<ThreadLinks> make_thread_links(
+    const std::vector<transport::EventLoop*>& loops, const NetworkSpec& spec, const NodeSpec& self);
+
 struct NodeGraph {
-  explicit NodeGraph(transport::EventLoop& event_loop) : loop(event_loop) {}
+  NodeGraph(transport::EventLoop& event_loop, std::uint32_t thread_index)
+      : loop(event_loop), thread(thread_index) {}
 
   transport::EventLoop& loop;
+  std::uint32_t thread;
+  std::vector<std::unique_ptr<transport::RecvLink>> inproc_in;  // ends from ThreadLinks
   Listeners listeners;
   std::map<std::string, std::unique_ptr<StreamFanout>, std::less<>> fanouts;
   std::vector<std::unique_ptr<BoxRunner>> boxes;  // arrow order
@@ -59,10 +74,16 @@ struct NodeGraph {
   [[nodiscard]] bool done() const noexcept;
 };
 
-// Places the boxes of node `self` and wires them. An Error when the node cannot start: no
-// box on it, a medium that cannot join nodes, a listener that cannot open, an output file
-// that cannot be written.
+// Places the boxes of thread `thread` of node `self` and wires them, taking its ends of
+// `links`. An Error when it cannot start: a medium that cannot join nodes, a listener that
+// cannot open, an output file that cannot be written.
 [[nodiscard]] transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(
-    transport::EventLoop& loop, const NetworkSpec& spec, const NodeSpec& self);
+    transport::EventLoop& loop, const NetworkSpec& spec, const NodeSpec& self,
+    std::uint32_t thread, ThreadLinks& links);
+
+// The wait of thread `thread` of node `self`: the mode and spin of the links it runs
+// (parse_network() checked they agree) and the smallest latency budget left to it.
+[[nodiscard]] transport::WaitConfig thread_wait(const NetworkSpec& spec, const NodeSpec& self,
+                                                std::uint32_t thread);
 
 }  // namespace boreal::runtime

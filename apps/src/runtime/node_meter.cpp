@@ -26,7 +26,7 @@ std::vector<std::uint64_t> box_tuples(const NodeGraph& graph) {
 
 }  // namespace
 
-NodeMeter::Totals NodeMeter::totals() const {
+ThreadMeter::Totals ThreadMeter::totals() const {
   Totals t;
   for (const auto& source : graph_.sources) t.sent += source->generated();
   for (const auto& sink : graph_.sinks) {
@@ -36,7 +36,7 @@ NodeMeter::Totals NodeMeter::totals() const {
   return t;
 }
 
-NodeReport::Syscalls NodeMeter::syscalls() const {
+NodeReport::Syscalls ThreadMeter::syscalls() const {
   NodeReport::Syscalls calls;
   calls.epoll_wait = graph_.loop.stats().polls + graph_.loop.stats().runs;
   const auto& waits = transport::stats_of(wait_);
@@ -52,46 +52,79 @@ NodeReport::Syscalls NodeMeter::syscalls() const {
   return calls;
 }
 
-void NodeMeter::open() {
-  syscalls_start_ = syscalls();
-  start_ = totals();
-  box_tuples_start_ = box_tuples(graph_);
-  for (auto& sink : graph_.sinks) sink->latency_.reset();  // the warm-up's are not measured
-  thread_start_ = transport::ThreadCpu::now();
+void ProcessMeter::open() {
+  std::lock_guard lock(mutex_);
+  if (opened_) return;
+  opened_ = true;
   usage_start_ = transport::ProcessUsage::sample();
   rss_start_kb_ = max_rss_kb();
-  if (!graph_.sinks.empty()) {
+  if (machine_wanted_) {
     if (auto window = transport::MachineWindow::start()) machine_ = window.value();
   }
 }
 
-void NodeMeter::close() {
-  closed_ = true;
-  thread_cpu_s_ = seconds(transport::ThreadCpu::now() - thread_start_);
+void ProcessMeter::close() {
+  std::lock_guard lock(mutex_);
+  if (++closed_ < threads_ || !opened_) return;
   const auto usage = transport::ProcessUsage::sample() - usage_start_;
   process_cpu_s_ = std::chrono::duration<double>(usage.total()).count();
   voluntary_ = usage.voluntary_switches;
   involuntary_ = usage.involuntary_switches;
   rss_end_kb_ = max_rss_kb();
-  const auto calls = syscalls();
-  syscalls_ = {calls.read - syscalls_start_.read,
-               calls.write - syscalls_start_.write,
-               calls.would_block - syscalls_start_.would_block,
-               calls.epoll_wait - syscalls_start_.epoll_wait,
-               calls.nanosleep - syscalls_start_.nanosleep,
-               calls.sched_yield - syscalls_start_.sched_yield};
-  const Totals now = totals();
-  measured_ = {now.sent - start_.sent, now.received - start_.received, now.bytes - start_.bytes};
-  box_tuples_measured_ = box_tuples(graph_);
-  for (std::size_t i = 0; i < box_tuples_measured_.size() && i < box_tuples_start_.size(); ++i) {
-    box_tuples_measured_[i] -= box_tuples_start_[i];
-  }
   if (machine_) {
     if (auto m = machine_->stop()) machine_report_ = m.value();
   }
 }
 
-void NodeMeter::note_rejected(std::ostream& err) {
+void ProcessMeter::fill(NodeReport& r) const {
+  r.process_cpu_s = process_cpu_s_;
+  r.voluntary_switches = voluntary_;
+  r.involuntary_switches = involuntary_;
+  r.max_rss_kb_start = rss_start_kb_;
+  r.max_rss_kb_end = rss_end_kb_;
+  r.machine = machine_report_;
+}
+
+void ThreadMeter::open() {
+  opened_ = true;
+  syscalls_start_ = syscalls();
+  start_ = totals();
+  box_tuples_start_ = box_tuples(graph_);
+  for (auto& sink : graph_.sinks) sink->latency_.reset();  // the warm-up's are not measured
+  thread_start_ = transport::ThreadCpu::now();
+  process_.open();
+}
+
+void ThreadMeter::close() {
+  if (closed_) return;
+  closed_ = true;
+  if (opened_) {
+    thread_cpu_s_ = seconds(transport::ThreadCpu::now() - thread_start_);
+    const auto calls = syscalls();
+    syscalls_ = {calls.read - syscalls_start_.read,
+                 calls.write - syscalls_start_.write,
+                 calls.would_block - syscalls_start_.would_block,
+                 calls.epoll_wait - syscalls_start_.epoll_wait,
+                 calls.nanosleep - syscalls_start_.nanosleep,
+                 calls.sched_yield - syscalls_start_.sched_yield};
+    const Totals now = totals();
+    measured_ = {now.sent - start_.sent, now.received - start_.received, now.bytes - start_.bytes};
+    box_tuples_measured_ = box_tuples(graph_);
+    for (std::size_t i = 0; i < box_tuples_measured_.size() && i < box_tuples_start_.size(); ++i) {
+      box_tuples_measured_[i] -= box_tuples_start_[i];
+    }
+  }
+  process_.close();
+}
+
+void ThreadMeter::tick(std::ostream& err) {
+  note_rejected(err);
+  const Totals t = totals();
+  sent_seen_.store(t.sent, std::memory_order_relaxed);
+  received_seen_.store(t.received, std::memory_order_relaxed);
+}
+
+void ThreadMeter::note_rejected(std::ostream& err) {
   auto note = [&](const std::vector<transport::Error>& rejected, std::size_t& seen) {
     for (; seen < rejected.size(); ++seen) {
       rejected_.push_back(rejected[seen].message);
@@ -103,34 +136,41 @@ void NodeMeter::note_rejected(std::ostream& err) {
   if (graph_.listeners.fabric) note(graph_.listeners.fabric->rejected(), fabric_rejected_seen_);
 }
 
-nlohmann::json NodeMeter::progress(double elapsed_s) const {
-  const Totals t = totals();
+nlohmann::json progress_line(const NodeSpec& self, const std::vector<const ThreadMeter*>& threads,
+                             double elapsed_s) {
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  for (const ThreadMeter* thread : threads) {
+    sent += thread->sent_so_far();
+    received += thread->received_so_far();
+  }
   return {{"kind", "progress"},
-          {"node", self_.name},
+          {"node", self.name},
           {"elapsed_s", elapsed_s},
-          {"tuples_sent", t.sent},
-          {"tuples_received", t.received}};
+          {"tuples_sent", sent},
+          {"tuples_received", received}};
 }
 
-NodeReport NodeMeter::report(double window_s, std::vector<std::string> stopped) const {
-  NodeReport r;
-  r.node = self_.name;
-  r.wait = std::string(transport::to_string(graph_.wait.mode));
-  r.window_s = window_s;
-  r.thread_cpu_s = thread_cpu_s_;
-  r.process_cpu_s = process_cpu_s_;
-  r.voluntary_switches = voluntary_;
-  r.involuntary_switches = involuntary_;
-  r.max_rss_kb_start = rss_start_kb_;
-  r.max_rss_kb_end = rss_end_kb_;
-  r.syscalls = syscalls_;
-  r.tuples_sent_measured = measured_.sent;
-  r.tuples_received_measured = measured_.received;
-  r.bytes_received_measured = measured_.bytes;
-  r.machine = machine_report_;
-  r.wait_stats = transport::stats_of(wait_);
-  r.rejected = rejected_;
-  std::vector<std::string> errors;
+void ThreadMeter::add_to(NodeReport& r, double window_s) const {
+  r.thread_cpu_s += thread_cpu_s_;
+  r.syscalls.read += syscalls_.read;
+  r.syscalls.write += syscalls_.write;
+  r.syscalls.would_block += syscalls_.would_block;
+  r.syscalls.epoll_wait += syscalls_.epoll_wait;
+  r.syscalls.nanosleep += syscalls_.nanosleep;
+  r.syscalls.sched_yield += syscalls_.sched_yield;
+  r.tuples_sent_measured += measured_.sent;
+  r.tuples_received_measured += measured_.received;
+  r.bytes_received_measured += measured_.bytes;
+  r.rejected.insert(r.rejected.end(), rejected_.begin(), rejected_.end());
+  ThreadReport thread;
+  thread.thread = graph_.thread;
+  thread.wait = std::string(transport::to_string(graph_.wait.mode));
+  thread.window_s = window_s;
+  thread.thread_cpu_s = thread_cpu_s_;
+  thread.wait_stats = transport::stats_of(wait_);
+  r.thread_reports.push_back(thread);
+  std::vector<std::string>& errors = r.errors;
 
   for (const auto& source : graph_.sources) {
     r.tuples_sent += source->generated();
@@ -152,7 +192,7 @@ NodeReport NodeMeter::report(double window_s, std::vector<std::string> stopped) 
     if (auto bad = sink->output_error()) errors.push_back("sink '" + sink->name() + "' output: " + *bad);
   }
 
-  const std::string wait = r.wait;
+  const std::string wait = thread.wait;
   for (const auto& writer : graph_.writers) {
     const auto& link = writer->link();
     r.bytes_sent += link.stats().payload_bytes;
@@ -210,6 +250,7 @@ NodeReport NodeMeter::report(double window_s, std::vector<std::string> stopped) 
     b.tuples_out = source->generated();
     b.backpressured_s = seconds(source->backpressured());
     b.thread_cpu_us_per_tuple = per_tuple(i++);
+    b.thread = graph_.thread;
     r.boxes.push_back(std::move(b));
   }
   for (std::size_t k = 0; k < graph_.boxes.size(); ++k) {
@@ -222,6 +263,7 @@ NodeReport NodeMeter::report(double window_s, std::vector<std::string> stopped) 
     b.batches_in = box->batches_in();
     b.busy_s = seconds(box->busy());
     b.thread_cpu_us_per_tuple = per_tuple(i++);
+    b.thread = graph_.thread;
     r.boxes.push_back(std::move(b));
   }
   for (const auto& sink : graph_.sinks) {
@@ -231,11 +273,9 @@ NodeReport NodeMeter::report(double window_s, std::vector<std::string> stopped) 
     b.tuples_in = sink->tuples_;
     b.batches_in = sink->batches_;
     b.thread_cpu_us_per_tuple = per_tuple(i++);
+    b.thread = graph_.thread;
     r.boxes.push_back(std::move(b));
   }
-  for (auto& message : stopped) errors.push_back(std::move(message));
-  r.errors = std::move(errors);
-  return r;
 }
 
 }  // namespace boreal::runtime

@@ -162,6 +162,14 @@ json to_json(const NodeReport& r) {
                      {"backlog_peak_bytes", l.backlog_peak_bytes},
                      {"backpressured_s", l.backpressured_s}});
   }
+  json thread_reports = json::array();
+  for (const auto& t : r.thread_reports) {
+    thread_reports.push_back({{"thread", t.thread},
+                              {"wait", t.wait},
+                              {"window_s", t.window_s},
+                              {"thread_cpu_s", t.thread_cpu_s},
+                              {"wait_stats", to_json(t.wait_stats)}});
+  }
   json boxes = json::array();
   for (const auto& b : r.boxes) {
     boxes.push_back({{"name", b.name},
@@ -208,6 +216,7 @@ json to_json(const NodeReport& r) {
             {"links", links},
             {"boxes", boxes},
             {"threads", r.threads},
+            {"thread_reports", thread_reports},
             {"errors", r.errors},
             {"rejected", r.rejected}};
   if (r.machine) j["machine"] = to_json(*r.machine);
@@ -274,6 +283,15 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
       r.boxes.push_back(std::move(box));
     }
     r.threads = j.value("threads", 1U);
+    for (const auto& t : j.value("thread_reports", json::array())) {
+      ThreadReport thread;
+      thread.thread = t.value("thread", 0U);
+      thread.wait = t.value("wait", "");
+      thread.window_s = t.value("window_s", 0.0);
+      thread.thread_cpu_s = t.value("thread_cpu_s", 0.0);
+      if (t.contains("wait_stats")) thread.wait_stats = wait_stats_from_json(t["wait_stats"]);
+      r.thread_reports.push_back(std::move(thread));
+    }
     if (j.contains("syscalls")) {
       const auto& sc = j["syscalls"];
       r.syscalls = {sc.value("read", 0ULL),       sc.value("write", 0ULL),

@@ -62,6 +62,15 @@ struct LatencySummary {
   std::uint64_t negative = 0;  // tuples that arrived before their timestamp (a clock problem)
 };
 
+// One I/O thread of a node.
+struct ThreadReport {
+  std::uint32_t thread = 0;
+  std::string wait;        // its wait mode
+  double window_s = 0;     // its measurement window
+  double thread_cpu_s = 0; // its CPU over that window
+  transport::WaitStats wait_stats;
+};
+
 struct NodeReport {
   std::string node;
   std::string wait;  // the I/O thread's wait mode
@@ -105,8 +114,10 @@ struct NodeReport {
     std::uint64_t sched_yield = 0;
   } syscalls;
   std::vector<LinkReport> links;
-  std::vector<BoxReport> boxes;       // every box of the node, in arrow order
+  std::vector<BoxReport> boxes;       // every box of the node, thread by thread, in arrow order
   std::uint32_t threads = 1;          // I/O threads
+  std::vector<ThreadReport> thread_reports;  // one per thread; `wait`, `wait_stats` and
+                                             // `thread_cpu_s` above are thread 0's / the sum
   std::vector<std::string> errors;    // every link failure; the run went wrong
   std::vector<std::string> rejected;  // connections refused before they became a link (bad
                                       // hello, garbage, unknown stream): the node kept serving

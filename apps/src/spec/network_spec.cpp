@@ -27,15 +27,15 @@ using Keys = std::span<const std::string_view>;
 
 constexpr std::array<std::string_view, 7> kTopKeys = {
     "name", "cluster_token", "schemas", "nodes", "transport", "boxes", "links"};
-constexpr std::array<std::string_view, 2> kNodeKeys = {"name", "address"};
+constexpr std::array<std::string_view, 3> kNodeKeys = {"name", "address", "threads"};
 constexpr std::array<std::string_view, 8> kTransportKeys = {
     "medium", "provider", "wait", "latency_budget_us", "spin_us", "batch_bytes", "flush_us",
     "window"};
 constexpr std::array<std::string_view, 9> kLinkKeys = {
     "stream",  "medium",      "provider", "wait",  "latency_budget_us",
     "spin_us", "batch_bytes", "flush_us", "window"};
-constexpr std::array<std::string_view, 7> kBoxKeys = {"name", "type", "node",  "in",
-                                                      "out",  "schema", "params"};
+constexpr std::array<std::string_view, 8> kBoxKeys = {"name", "type",   "node",   "in",
+                                                      "out",  "schema", "params", "thread"};
 constexpr std::array<std::string_view, 14> kSourceParamKeys = {
     "kind",      "path",         "rate",   "tuples", "duration_s", "seed",       "keys",
     "key_field", "distribution", "zipf_s", "values", "seq_field",  "time_field", "start_ns"};
@@ -68,7 +68,7 @@ struct TransportEntry {
 // What parse_network() keeps of a box besides its BoxSpec: where each part is written.
 struct BoxPlaces {
   YamlValue whole;
-  std::optional<YamlValue> name, node, schema;
+  std::optional<YamlValue> name, node, schema, thread;
   std::vector<YamlValue> inputs, outputs;
 };
 
@@ -222,6 +222,10 @@ void Parser::read_nodes(const YamlValue& value) {
       }
       declared_nodes_.emplace_back(*name, *name_value);
     }
+    std::uint32_t threads = 1;
+    if (const YamlValue* v = mapping->find("threads")) {
+      if (auto n = read_int(*v, 1, kMaxThreads, problems_)) threads = static_cast<std::uint32_t>(*n);
+    }
     if (!name || !address) continue;
     transport::Result<Uri> uri = parse_uri(*address);
     if (!uri) {
@@ -234,7 +238,7 @@ void Parser::read_nodes(const YamlValue& value) {
                                           " is already used by node " + in_quotes(other.name));
       }
     }
-    spec_.nodes.push_back(NodeSpec{*name, *address, std::move(uri).value()});
+    spec_.nodes.push_back(NodeSpec{*name, *address, std::move(uri).value(), threads});
   }
 }
 
@@ -301,7 +305,7 @@ void Parser::read_box(const YamlValue& value) {
   const auto mapping = read_mapping(value, Keys(kBoxKeys), problems_);
   if (!mapping) return;
   BoxSpec box;
-  BoxPlaces places{value, {}, {}, {}, {}, {}};
+  BoxPlaces places{value, {}, {}, {}, {}, {}, {}};
   box.pos = value.pos();
   if (const YamlValue* v = mapping->require("name", problems_)) {
     if (auto name = read_string(*v, problems_)) {
@@ -349,6 +353,12 @@ void Parser::read_box(const YamlValue& value) {
     if (auto schema = read_string(*schema_value, problems_)) {
       box.schema = *schema;
       places.schema = *schema_value;
+    }
+  }
+  if (const YamlValue* v = mapping->find("thread")) {
+    if (auto n = read_int(*v, 0, kMaxThreads - 1, problems_)) {
+      box.thread = static_cast<std::uint32_t>(*n);
+      places.thread = *v;
     }
   }
   const YamlValue* params = mapping->find("params");
@@ -559,6 +569,14 @@ void Parser::check_box_references() {
                                                    : " (nodes: " + listed(node_names) + ")";
       problems_.add(*places.node, "unknown node " + in_quotes(box.node) + known);
     }
+    if (const NodeSpec* node = spec_.find_node(box.node); node != nullptr && places.thread &&
+                                                          box.thread >= node->threads) {
+      problems_.add(*places.thread, "node " + in_quotes(node->name) + " has " +
+                                        std::to_string(node->threads) + " thread" +
+                                        (node->threads == 1 ? "" : "s") + " (0.." +
+                                        std::to_string(node->threads - 1) + "), no thread " +
+                                        std::to_string(box.thread) + " (set its `threads`)");
+    }
     if (places.schema && !declared_schemas_.contains(box.schema)) {
       const std::string known = declared_schemas_.empty()
                                     ? std::string(" (no schemas are declared)")
@@ -706,14 +724,14 @@ void Parser::check_batch_fit() {
   }
 }
 
-// A node's links share its one I/O thread, and a thread waits one way: every link into or out
-// of a node must agree on the wait mode and the spin. (The latency budgets may differ: the
-// node waits within the smallest.) A disagreement is reported at the later stream's `links`
-// entry, or where the stream is first written.
+// The links of one I/O thread share its wait: every link end a thread runs must agree on the
+// wait mode and the spin. (The latency budgets may differ: the thread waits within the
+// smallest.) A disagreement is reported at the later stream's `links` entry, or where the
+// stream is first written; the cure is the same wait, or the boxes on different threads.
 void Parser::check_threads() {
   link_at_.resize(spec_.streams.size());
   for (const NodeSpec& node : spec_.nodes) {
-    const StreamSpec* first = nullptr;
+    std::vector<const StreamSpec*> first(node.threads, nullptr);
     for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
       const StreamSpec& stream = spec_.streams[s];
       if (!stream.crosses_nodes) continue;
@@ -723,23 +741,29 @@ void Parser::check_threads() {
               stream.consumer_nodes.end() &&
           !sends;
       if (!sends && !receives) continue;
-      if (first == nullptr) {
-        first = &stream;
+      const std::uint32_t thread = stream_thread(spec_, stream, node.name);
+      if (thread >= node.threads) continue;  // reported with the box
+      if (first[thread] == nullptr) {
+        first[thread] = &stream;
         continue;
       }
-      const auto& a = first->transport.wait;
+      const auto& a = first[thread]->transport.wait;
       const auto& b = stream.transport.wait;
       if (a.mode == b.mode && a.spin == b.spin) continue;
       auto describe = [](const transport::WaitConfig& w) {
         return std::string(transport::to_string(w.mode)) + ", spin_us " +
                std::to_string(w.spin.count());
       };
+      const std::string where = node.threads == 1
+                                    ? "node " + in_quotes(node.name) + ", whose links share one I/O thread"
+                                    : "thread " + std::to_string(thread) + " of node " +
+                                          in_quotes(node.name) + ", whose links share its wait";
       const YamlValue& at = link_at_[s] ? *link_at_[s] : first_mention_[s].at;
       problems_.add(at, "stream " + in_quotes(stream.name) + " waits " + describe(b) +
-                            " but stream " + in_quotes(first->name) + " waits " + describe(a) +
-                            ", and both are links of node " + in_quotes(node.name) +
-                            ", whose links share one I/O thread: give them the same wait and "
-                            "spin_us");
+                            " but stream " + in_quotes(first[thread]->name) + " waits " +
+                            describe(a) + ", and both are links of " + where +
+                            ": give them the same wait and spin_us, or put their boxes on "
+                            "different threads (`threads` on the node, `thread` on the box)");
     }
   }
 }
@@ -779,7 +803,25 @@ std::string fabric_provider(const NetworkSpec& spec, const StreamSpec& stream) {
   return std::string(kDefaultProvider);
 }
 
-std::uint16_t fabric_listen_port(const NetworkSpec& spec, const NodeSpec& node) {
+std::uint16_t tcp_listen_port(const NodeSpec& node, std::uint32_t thread) {
+  return static_cast<std::uint16_t>(node.uri.port + 2 * thread);
+}
+
+std::uint32_t stream_thread(const NetworkSpec& spec, const StreamSpec& stream,
+                            std::string_view node) {
+  const std::string& box_name = stream.producer_node == node ? stream.producer : [&]() -> const std::string& {
+    for (std::size_t i = 0; i < stream.consumers.size(); ++i) {
+      if (stream.consumer_nodes[i] == node) return stream.consumers[i];
+    }
+    return stream.producer;
+  }();
+  const BoxSpec* box = spec.find_box(box_name);
+  return box == nullptr ? 0 : box->thread;
+}
+
+std::uint16_t fabric_listen_port(const NetworkSpec& spec, const NodeSpec& node,
+                                 std::uint32_t thread) {
+  if (thread > 0) return static_cast<std::uint16_t>(node.uri.port + 2 * thread + 1);
   for (const StreamSpec& stream : spec.streams) {
     if (!stream.crosses_nodes || stream.transport.medium != "tcp") continue;
     const auto& consumers = stream.consumer_nodes;

@@ -118,7 +118,11 @@ struct NodeSpec {
   std::string name;
   std::string address;  // as written
   Uri uri;              // parsed address
+  // I/O threads (1 .. kMaxThreads); each runs its boxes and links with its own wait mode.
+  std::uint32_t threads = 1;
 };
+
+inline constexpr std::uint32_t kMaxThreads = 64;
 
 enum class SourceKind : std::uint8_t { generator, csv };
 
@@ -173,6 +177,7 @@ struct BoxSpec {
   std::string node;
   std::vector<std::string> inputs;   // stream names, as listed
   std::vector<std::string> outputs;  // stream names, as listed
+  std::uint32_t thread = 0;          // the node's I/O thread that runs it
   std::string schema;                // as written; empty when absent
   YAML::Node params;                 // as written (a null node when absent). A YAML::Node refers
                                      // into the parsed tree: copies share it, and `=` onto a bound
@@ -231,8 +236,17 @@ struct NetworkSpec {
 [[nodiscard]] std::string fabric_provider(const NetworkSpec& spec, const StreamSpec& stream);
 
 // The port `node`'s libfabric endpoint listens on: its address's port, or the next one when
-// the node also receives a stream over tcp (which holds the address's port).
-[[nodiscard]] std::uint16_t fabric_listen_port(const NetworkSpec& spec, const NodeSpec& node);
+// the node also receives a stream over tcp (which holds the address's port). Thread t > 0 of
+// a node listens on its own ports: tcp on port + 2t, libfabric on port + 2t + 1.
+[[nodiscard]] std::uint16_t fabric_listen_port(const NetworkSpec& spec, const NodeSpec& node,
+                                               std::uint32_t thread = 0);
+[[nodiscard]] std::uint16_t tcp_listen_port(const NodeSpec& node, std::uint32_t thread = 0);
+
+// The thread of `node` where `stream` lives: its producer's thread on the producing node; on
+// a consuming node, the thread of its first consumer there (file order), which runs the
+// receiving end of the link; consumers on other threads get it over an inproc ring.
+[[nodiscard]] std::uint32_t stream_thread(const NetworkSpec& spec, const StreamSpec& stream,
+                                          std::string_view node);
 
 // Parses and checks a network. `file_name` prefixes every message.
 [[nodiscard]] SpecResult<NetworkSpec> parse_network(std::string_view yaml_text,

@@ -47,25 +47,31 @@ std::string describe_plan(const NetworkSpec& spec) {
       << " nodes, " << spec.boxes.size() << " boxes, " << spec.streams.size() << " streams\n";
   const auto order = topological_order(spec);
   for (const NodeSpec& node : spec.nodes) {
-    // The node's wait: that of its links (parse_network() checked they agree).
-    transport::WaitConfig wait = spec.transport.wait;
-    for (const StreamSpec& stream : spec.streams) {
-      const bool touches = stream.producer_node == node.name ||
-                           std::find(stream.consumer_nodes.begin(), stream.consumer_nodes.end(),
-                                     node.name) != stream.consumer_nodes.end();
-      if (stream.crosses_nodes && touches) {
-        wait = stream.transport.wait;
-        break;
+    out << "node " << node.name << " (" << node.address << "): " << node.threads << " I/O thread"
+        << (node.threads == 1 ? "" : "s") << "\n";
+    for (std::uint32_t thread = 0; thread < node.threads; ++thread) {
+      // The thread's wait: that of the links it runs (parse_network() checked they agree).
+      transport::WaitConfig wait = spec.transport.wait;
+      std::string links;
+      for (const StreamSpec& stream : spec.streams) {
+        const bool touches = stream.producer_node == node.name ||
+                             std::find(stream.consumer_nodes.begin(), stream.consumer_nodes.end(),
+                                       node.name) != stream.consumer_nodes.end();
+        if (!stream.crosses_nodes || !touches || stream_thread(spec, stream, node.name) != thread) {
+          continue;
+        }
+        if (links.empty()) wait = stream.transport.wait;
+        links += (links.empty() ? "" : ", ") + stream.name;
       }
-    }
-    out << "node " << node.name << " (" << node.address << "): 1 I/O thread, wait "
-        << transport::to_string(wait.mode) << "\n";
-    for (std::size_t b : order) {
-      const BoxSpec& box = spec.boxes[b];
-      if (box.node != node.name) continue;
-      const std::string detail = box_detail(box);
-      out << "  " << box.name << " (" << box.type << (detail.empty() ? "" : ": " + detail)
-          << "): " << joined(box.inputs) << " -> " << joined(box.outputs) << "\n";
+      out << "  thread " << thread << ": wait " << transport::to_string(wait.mode)
+          << (links.empty() ? std::string(", no links") : ", links " + links) << "\n";
+      for (std::size_t b : order) {
+        const BoxSpec& box = spec.boxes[b];
+        if (box.node != node.name || box.thread != thread) continue;
+        const std::string detail = box_detail(box);
+        out << "    " << box.name << " (" << box.type << (detail.empty() ? "" : ": " + detail)
+            << "): " << joined(box.inputs) << " -> " << joined(box.outputs) << "\n";
+      }
     }
   }
   out << "links\n";
