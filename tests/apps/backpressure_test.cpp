@@ -156,6 +156,16 @@ TEST(Backpressure, ASlowSinkThrottlesTheSourceThroughTwoRelaysWithBoundedBuffers
   for (const json& node : summary["nodes"]) {
     EXPECT_LT(node["max_rss_kb"].get<std::int64_t>(), 64 * 1024) << node.dump();
   }
+
+  // A relay held back blocks until credit returns (its reader is paused), rather than polling
+  // the frames it will not read yet: a small fraction of a core over its window, where it
+  // spun at about half a core before readers paused.
+  for (const char* relay : {"b", "c"}) {
+    const json* node = find_kind(lines, "node", relay);
+    ASSERT_NE(node, nullptr);
+    EXPECT_LT((*node)["process_cpu_s"].get<double>(), 0.2 * (*node)["window_s"].get<double>())
+        << relay << ": " << (*node)["wait_stats"].dump();
+  }
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ TEST(NodeThreads, LinksThatWaitDifferentlyOnOneThreadAreRefused) {
   const auto file = dir.file("threads.yaml", network("0", "2"));
   const auto out = run(std::string(BOREAL_BIN) + " check " + file);
   EXPECT_EQ(out.status, 2) << out.text;
-  EXPECT_NE(out.text.find(":18:14: links[1].stream: stream 'b' waits sleep, spin_us 20 but stream "
+  EXPECT_NE(out.text.find(":18:14: links[1].stream: stream 'b' waits sleep, spin_us 20, but stream "
                           "'a' waits block, spin_us 20, and both are links of thread 0 of node "
                           "'mid', whose links share its wait: give them the same wait and spin_us, "
                           "or put their boxes on different threads (`threads` on the node, "

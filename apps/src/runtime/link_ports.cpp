@@ -153,12 +153,14 @@ int LinkReader::poll(SteadyTime now) {
   // The receiver's window opens with the link, as the sender's opens with its first credit,
   // so an idle link (rate "idle") is measured too.
   if (!started_ && link_.state() == transport::LinkState::established) start(now);
-  const bool was_blocked = last_poll_.time_since_epoch().count() != 0 && out_.blocked();
-  if (out_.blocked()) {
-    if (was_blocked) blocked_ += now - last_poll_;
+  const bool blocked = out_.blocked();
+  if (blocked) {
+    if (link_.paused()) blocked_ += now - last_poll_;
+    link_.set_paused(true);
     last_poll_ = now;
     return 0;
   }
+  link_.set_paused(false);
   last_poll_ = now;
   now_ = now;
   const auto before = frames_;

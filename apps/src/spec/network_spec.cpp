@@ -730,6 +730,7 @@ void Parser::check_batch_fit() {
 // stream is first written; the cure is the same wait, or the boxes on different threads.
 void Parser::check_threads() {
   link_at_.resize(spec_.streams.size());
+  std::vector<bool> reported(spec_.streams.size(), false);  // once per stream, at its first node
   for (const NodeSpec& node : spec_.nodes) {
     std::vector<const StreamSpec*> first(node.threads, nullptr);
     for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
@@ -749,7 +750,8 @@ void Parser::check_threads() {
       }
       const auto& a = first[thread]->transport.wait;
       const auto& b = stream.transport.wait;
-      if (a.mode == b.mode && a.spin == b.spin) continue;
+      if ((a.mode == b.mode && a.spin == b.spin) || reported[s]) continue;
+      reported[s] = true;
       auto describe = [](const transport::WaitConfig& w) {
         return std::string(transport::to_string(w.mode)) + ", spin_us " +
                std::to_string(w.spin.count());
@@ -760,7 +762,7 @@ void Parser::check_threads() {
                                           in_quotes(node.name) + ", whose links share its wait";
       const YamlValue& at = link_at_[s] ? *link_at_[s] : first_mention_[s].at;
       problems_.add(at, "stream " + in_quotes(stream.name) + " waits " + describe(b) +
-                            " but stream " + in_quotes(first[thread]->name) + " waits " +
+                            ", but stream " + in_quotes(first[thread]->name) + " waits " +
                             describe(a) + ", and both are links of " + where +
                             ": give them the same wait and spin_us, or put their boxes on "
                             "different threads (`threads` on the node, `thread` on the box)");

@@ -79,7 +79,7 @@ class InprocRecvLink final : public RecvLink {
   }
 
   bool arm() override {
-    if (state_ != LinkState::established) return true;
+    if (state_ != LinkState::established || paused_) return true;
     // Going idle: give back every free slot now rather than holding it for a batch.
     grant(/*force=*/true);
     if (has_news(std::memory_order_acquire)) return false;

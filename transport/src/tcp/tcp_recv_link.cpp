@@ -196,6 +196,7 @@ void TcpRecvLink::flush_control() {
 
 bool TcpRecvLink::arm() {
   if (!socket_ || state_ == LinkState::failed) return true;
+  if (paused_ && state_ == LinkState::established && control_out_.empty()) return true;
   // Finished: only an unsent end-of-stream ack is left to wait for (below).
   if (state_ == LinkState::finished && control_out_.empty()) return true;
   if (end_ - begin_ >= kFrameHeaderBytes) {

@@ -102,6 +102,16 @@ class RecvLink {
   // Frame slots free for the sender (credit it holds + slots not yet granted): the C of the
   // sleep formula.
   [[nodiscard]] virtual double free_capacity() const = 0;
+
+  // Back-pressure: while paused, the owner does not poll this end, and arm() neither reports
+  // nor waits for arriving data, so a thread held back by a full link downstream blocks until
+  // credit returns instead of spinning on frames it will not read yet. The tcp and inproc
+  // media honour it; the fabric media share one completion queue between links and ignore it.
+  void set_paused(bool paused) noexcept { paused_ = paused; }
+  [[nodiscard]] bool paused() const noexcept { return paused_; }
+
+ protected:
+  bool paused_ = false;
 };
 
 // How one link is set up. The same for every medium.
