@@ -158,6 +158,9 @@ int LinkReader::poll(SteadyTime now) {
     if (link_.paused()) blocked_ += now - last_poll_;
     link_.set_paused(true);
     last_poll_ = now;
+    // Heartbeats and the like still go out; nothing is delivered, and nothing counts as work
+    // (the thread may wait for credit).
+    (void)link_.keep_alive();
     return 0;
   }
   link_.set_paused(false);

@@ -104,6 +104,7 @@ class FabricRecvLink final : public RecvLink {
   void fail_link(const Error& error);
 
   int poll(FrameSink& sink) override;
+  int keep_alive() override { return hub_.progress(); }
   bool arm() override;
   LinkState state() const override { return state_; }
   const Error* error() const override { return error_ ? &*error_ : nullptr; }

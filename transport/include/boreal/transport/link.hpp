@@ -108,6 +108,11 @@ class RecvLink {
   // credit returns instead of spinning on frames it will not read yet. The tcp and inproc
   // media honour it; the fabric media share one completion queue between links and ignore it.
   void set_paused(bool paused) noexcept { paused_ = paused; }
+  // While paused, instead of poll(): the progress the end needs to stay alive, delivering
+  // nothing (fabric: completions are queued, at most a window of them, and heartbeats go out,
+  // so the sender does not give up on a receiver held back for longer than peer_timeout).
+  // Default: nothing (tcp learns of a lost peer from its socket). Returns work done.
+  virtual int keep_alive() { return 0; }
   [[nodiscard]] bool paused() const noexcept { return paused_; }
 
  protected:
