@@ -104,7 +104,7 @@ TEST(NetworkSpec, DemoFileParsesWithExactValues) {
   EXPECT_TRUE(gen.inputs.empty());
   EXPECT_EQ(gen.outputs, std::vector<std::string>{"ticks"});
   EXPECT_EQ(gen.schema, "tick");
-  EXPECT_EQ(gen.pos, (SourcePos{51, 11}));
+  EXPECT_EQ(gen.pos, (SourcePos{57, 11}));
   ASSERT_TRUE(gen.params.IsMap());
   EXPECT_EQ(gen.params["rate"].Scalar(), "100000");  // as written, intact after parsing
   ASSERT_TRUE(gen.source.has_value());
@@ -122,7 +122,7 @@ TEST(NetworkSpec, DemoFileParsesWithExactValues) {
   EXPECT_EQ(sink.inputs, std::vector<std::string>{"ticks"});
   EXPECT_TRUE(sink.outputs.empty());
   EXPECT_EQ(sink.schema, "tick");
-  EXPECT_EQ(sink.pos, (SourcePos{63, 11}));
+  EXPECT_EQ(sink.pos, (SourcePos{69, 11}));
   ASSERT_TRUE(sink.sink.has_value());
   EXPECT_FALSE(sink.source.has_value());
   EXPECT_EQ(sink.sink->kind, SinkKind::check);

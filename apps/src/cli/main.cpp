@@ -67,7 +67,7 @@ struct OverrideFlags {
         ->group("Transport (overrides the file)");
     app.add_option("--window", values.window, "Receive window in frames = initial credit (default 64)")
         ->group("Transport (overrides the file)");
-    app.add_option("--rate", values.rate, "Offered rate of every source: tuples/s, or 'max'")
+    app.add_option("--rate", values.rate, "Offered rate of every source: tuples/s, 'max' or 'idle'")
         ->group("Sources (override the file)");
     app.add_option("--tuples", values.tuples, "Stop every source after this many tuples (0 = no limit)")
         ->group("Sources (override the file)");

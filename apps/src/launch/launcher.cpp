@@ -185,8 +185,25 @@ SpecResult<void> apply_addresses(NetworkSpec& spec, const std::vector<std::strin
   return boost::outcome_v2::success();
 }
 
-transport::Result<std::uint16_t> free_tcp_port(const std::string& host) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+namespace {
+
+// Whether ports first .. first + span - 1 of `address` can all be bound now.
+bool ports_free(sockaddr_in address, std::uint16_t first, std::uint16_t span) {
+  for (std::uint16_t i = 0; i < span; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    address.sin_port = htons(static_cast<std::uint16_t>(first + i));
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    ::close(fd);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+transport::Result<std::uint16_t> free_tcp_port(const std::string& host, std::uint16_t span) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return fail(ErrorCategory::io, errno, std::string("socket: ") + std::strerror(errno));
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -200,10 +217,18 @@ transport::Result<std::uint16_t> free_tcp_port(const std::string& host) {
   // connection made before the caller binds it (other tests, other runs). Then port 0.
   static thread_local std::mt19937 random{std::random_device{}()};
   for (int attempt = 0; attempt < 64; ++attempt) {
-    address.sin_port = htons(static_cast<std::uint16_t>(20000 + random() % 12000));
+    const auto first = static_cast<std::uint16_t>(20000 + random() % 12000);
+    address.sin_port = htons(first);
     if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
       ::close(fd);
-      return ntohs(address.sin_port);
+      if (span <= 1 || ports_free(address, static_cast<std::uint16_t>(first + 1),
+                                  static_cast<std::uint16_t>(span - 1))) {
+        return first;
+      }
+      const int next = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (next < 0) return fail(ErrorCategory::io, errno, std::string("socket: ") + std::strerror(errno));
+      // A fresh socket for the next attempt (this one is closed).
+      fd = next;
     }
   }
   address.sin_port = 0;
@@ -257,7 +282,9 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
   if (options.free_ports) {
     for (const auto& node : spec.nodes) {
       if (node.uri.scheme == "inproc" || !is_loopback(node.uri.host)) continue;
-      auto port = free_tcp_port(node.uri.host);
+      // A node listens on its port and the next (libfabric), and thread t > 0 on port + 2t
+      // and + 2t + 1: all must be free.
+      auto port = free_tcp_port(node.uri.host, static_cast<std::uint16_t>(2 * node.threads));
       if (!port) return std::move(port).error();
       Uri moved = node.uri;
       moved.port = port.value();
@@ -383,6 +410,12 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
   });
   if (has_sender && has_receiver) {
     result.summary = summarize_network(run_config_of(spec), result.nodes, pass_through);
+    // The summary's own findings (counts, checksums, losses) fail the launch too.
+    for (const std::string& error : result.summary->errors) {
+      if (std::find(result.errors.begin(), result.errors.end(), error) == result.errors.end()) {
+        result.errors.push_back(error);
+      }
+    }
     if (options.json != nullptr) *options.json << to_json(*result.summary).dump() << '\n';
   }
   if (options.json != nullptr) options.json->flush();

@@ -1,5 +1,5 @@
 // `boreal launch`: every node of a network as a local process (`boreal run FILE --node NAME`),
-// their JSON lines gathered, and the run summary of a two-node network built from them.
+// their JSON lines gathered, and the run summary of the network built from them.
 //
 // The launcher starts the children with posix_spawn, reads each child's stdout through a
 // pipe (progress lines and the final node report), and waits for them. A child that has not
@@ -26,11 +26,14 @@ namespace boreal::runtime {
 [[nodiscard]] SpecResult<void> apply_addresses(NetworkSpec& spec,
                                                const std::vector<std::string>& assignments);
 
-// A free TCP port on `host` (bound with port 0, then released). Racy by nature, but the
-// window is a few milliseconds and the ports come from the kernel's ephemeral range.
-[[nodiscard]] transport::Result<std::uint16_t> free_tcp_port(const std::string& host);
+// A free TCP port on `host`, with the `span - 1` ports after it free too (bound, then
+// released). Racy by nature, but the window is a few milliseconds; ports come from below the
+// kernel's ephemeral range first.
+[[nodiscard]] transport::Result<std::uint16_t> free_tcp_port(const std::string& host,
+                                                             std::uint16_t span = 1);
 
-// The two-node configuration that a summary reports, from the spec after overrides.
+// The configuration a summary reports (of the first stream between nodes), from the spec
+// after overrides.
 [[nodiscard]] RunConfig run_config_of(const NetworkSpec& spec);
 
 struct LaunchOptions {
@@ -45,7 +48,7 @@ struct LaunchOptions {
 
 struct LaunchResult {
   std::vector<NodeReport> nodes;     // in the spec's node order
-  std::optional<RunSummary> summary;  // two-node source → sink networks
+  std::optional<RunSummary> summary;  // networks with a source and a sink
   std::vector<std::string> errors;   // children that failed or reported errors
   [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
 };

@@ -6,14 +6,16 @@
 // frame, with no copy). A partly filled frame leaves once its first row has waited `flush`.
 // Rows that find no credit wait in a backlog; while it is not empty the writer is
 // backlogged() and every producer upstream of it on this node stops (stream_fanout.hpp), so
-// the backlog holds at most what one input batch produced. Its peak is reported.
+// the backlog holds at most what the producers handed on before they saw it: one source
+// batch, or what the boxes made of one poll of a receiving link (at most a window of frames),
+// plus what they emit when flushed, ticked or ended. Its peak is reported.
 //
 // LinkReader: a stream entering the node. Polls its RecvLink, unless the stream is blocked
 // downstream, and hands each frame's payload, unchanged and uncopied, to the stream's fan-out;
 // the end-of-stream flag ends the fan-out. A link that fails ends the fan-out too, so the
 // node drains and reports the failure instead of waiting for its timeout.
 //
-// Threading: both belong to the node's I/O thread.
+// Threading: both belong to the I/O thread that runs them.
 #pragma once
 
 #include <chrono>
@@ -56,6 +58,7 @@ struct LinkIdentity {
   std::string stream;
   std::string peer;    // the node at the other end
   std::string medium;  // tcp, fabric-msg, fabric-rma, inproc
+  std::string provider = {};  // the fabric media's libfabric provider
 };
 
 class LinkWriter final : public ops::BatchConsumer, public RowTarget {

@@ -89,6 +89,12 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
       if (receiver.machine) {
         s.cpu_us_per_tuple_machine = per_tuple_us(receiver.machine->busy_cpu_s, s.tuples_measured);
       }
+      // A check sink behind operators still sees its sequence: gaps and repeats are errors.
+      if (s.lost + s.duplicated + s.out_of_order > 0) {
+        s.errors.push_back("check sinks saw " + std::to_string(s.lost) + " tuples lost, " +
+                           std::to_string(s.duplicated) + " duplicated, " +
+                           std::to_string(s.out_of_order) + " out of order");
+      }
     }
   }
   s.pass_through = pass_through;

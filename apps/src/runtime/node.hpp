@@ -2,8 +2,10 @@
 //
 // The node runs its part of the network (node_graph.hpp): every box placed on it, a receiving
 // link for every stream that enters it, a sending link for every stream and other node that
-// consumes it, all on one I/O thread with one EventLoop and one wait mode, as one agent whose
-// do_work() receives, runs the boxes, sends (docs/design.md, convention 1).
+// consumes it, on its I/O threads (`threads`, default 1): the calling thread is thread 0 and
+// each other one a std::thread. Each runs its boxes and links with its own EventLoop and wait
+// mode, as one agent whose do_work() receives, runs the boxes, sends (docs/design.md,
+// convention 1); streams between threads go over inproc rings.
 //
 // The node writes JSON lines to `out`: progress objects ({"kind":"progress",...}) about once
 // a second, then one {"kind":"node",...} object with everything it measured (NodeReport),

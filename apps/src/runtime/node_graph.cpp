@@ -206,7 +206,9 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                                link_options(spec, stream, schema_of(stream)));
     if (!link) return std::move(link).error();
     graph->readers.push_back(std::make_unique<LinkReader>(
-        LinkIdentity{stream.name, stream.producer_node, std::string(medium->name)}, *link.value(),
+        LinkIdentity{stream.name, stream.producer_node, std::string(medium->name),
+                     is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
+        *link.value(),
         schema_of(stream), *graph->fanouts.at(stream.name)));
   }
 
@@ -287,7 +289,9 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                                   link_options(spec, stream, schema_of(stream)));
       if (!link) return std::move(link).error();
       auto writer = std::make_unique<LinkWriter>(
-          LinkIdentity{stream.name, peer_name, std::string(medium->name)}, std::move(link).value(),
+          LinkIdentity{stream.name, peer_name, std::string(medium->name),
+                       is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
+          std::move(link).value(),
           schema_of(stream), stream.transport.flush);
       if (source_only) {
         direct.emplace(stream.name, writer.get());

@@ -15,7 +15,7 @@
 // or the one receiving it from another node: stream_thread()) writes it into one ring per
 // other thread that consumes it, made up front by make_thread_links().
 //
-// Threading: built and run on the node's I/O thread.
+// Threading: built on the node's main thread before the I/O threads start; run on its own.
 #pragma once
 
 #include <chrono>

@@ -203,6 +203,7 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
     lr.stats = link.stats();
     lr.peer = writer->identity().peer;
     lr.medium = writer->identity().medium;
+    lr.provider = writer->identity().provider;
     lr.wait = wait;
     lr.backlog_peak_bytes = writer->backlog_peak_bytes();
     lr.backpressured_s = seconds(writer->backpressured());
@@ -225,6 +226,7 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
     lr.stats = link.stats();
     lr.peer = reader->identity().peer;
     lr.medium = reader->identity().medium;
+    lr.provider = reader->identity().provider;
     lr.wait = wait;
     lr.backpressured_s = seconds(reader->backpressured());
     if (link.error() != nullptr) {

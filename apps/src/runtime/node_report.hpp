@@ -187,7 +187,7 @@ struct RunSummary {
 // The commit this binary was built from (as of configure time), or "unknown".
 [[nodiscard]] std::string build_commit();
 
-// Builds the summary of a two-node run.
+// Builds the summary of a two-node run (and, through summarize_network, of any network).
 [[nodiscard]] RunSummary summarize(const RunConfig& config, const NodeReport& sender,
                                    const NodeReport& receiver);
 // The summary of a network of any shape from every node's report: the "sender" figures sum

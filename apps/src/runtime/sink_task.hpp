@@ -5,7 +5,7 @@
 //   count    counts;  discard  drops;  latency  records latency from `field` only;
 // and, with `output`, also writes every tuple to a CSV file (ops::CsvWriter).
 //
-// Threading: belongs to the node's I/O thread.
+// Threading: belongs to the I/O thread that runs its box (debug builds check it).
 #pragma once
 
 #include <chrono>

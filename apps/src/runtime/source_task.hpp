@@ -10,7 +10,7 @@
 // The stream ends with the frame that holds the last tuple (count limit) or with an empty one
 // (time limit, the end of a CSV file).
 //
-// Threading: belongs to the node's I/O thread.
+// Threading: belongs to the I/O thread that runs its box (debug builds check it).
 #pragma once
 
 #include <chrono>

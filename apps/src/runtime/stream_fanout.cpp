@@ -11,6 +11,10 @@ std::chrono::nanoseconds steady_now() noexcept {
   return std::chrono::steady_clock::now().time_since_epoch();
 }
 
+// The box whose code runs on this thread now: a box's process() calls the boxes downstream
+// on the same thread directly, and their time is theirs, not the caller's.
+thread_local BoxRunner* running = nullptr;
+
 }  // namespace
 
 void StreamFanout::consume(const ops::BatchView& batch) {
@@ -34,13 +38,26 @@ bool StreamFanout::blocked() const noexcept {
   return false;
 }
 
+template <class F>
+void BoxRunner::timed(F&& work) {
+  BoxRunner* caller = running;
+  running = this;
+  const auto nested_before = nested_;
+  nested_ = std::chrono::nanoseconds{0};
+  const auto start = steady_now();
+  work();
+  const auto elapsed = steady_now() - start;
+  busy_ += elapsed - nested_;  // what the boxes it called spent is theirs
+  nested_ = nested_before;
+  running = caller;
+  if (caller != nullptr) caller->nested_ += elapsed;
+}
+
 void BoxRunner::process(std::size_t port, const ops::BatchView& batch) {
   owner_.check();
-  const auto start = steady_now();
   tuples_in_ += batch.size();
   ++batches_in_;
-  box_->process(port, batch);
-  busy_ += steady_now() - start;
+  timed([&] { box_->process(port, batch); });
 }
 
 void BoxRunner::finish(std::size_t port) {
@@ -49,23 +66,21 @@ void BoxRunner::finish(std::size_t port) {
   if (port >= port_finished_.size() || port_finished_[port]) return;  // ends once per port
   port_finished_[port] = true;
   ++finished_;
-  const auto start = steady_now();
-  box_->finish(port);
-  busy_ += steady_now() - start;
+  timed([&] { box_->finish(port); });
 }
 
 void BoxRunner::flush() {
   owner_.check();
   if (finished()) return;  // its outputs have ended
-  for (std::size_t i = 0; i < box_->output_count(); ++i) box_->output(i).flush();
+  timed([&] {
+    for (std::size_t i = 0; i < box_->output_count(); ++i) box_->output(i).flush();
+  });
 }
 
 void BoxRunner::tick(std::int64_t now_ns) {
   owner_.check();
   if (!ticks_on_clock_ || finished()) return;
-  const auto start = steady_now();
-  box_->tick(now_ns);
-  busy_ += steady_now() - start;
+  timed([&] { box_->tick(now_ns); });
 }
 
 std::uint64_t BoxRunner::tuples_out() const noexcept {

@@ -7,13 +7,13 @@
 //          -> SinkTask (a sink box)
 //          -> LinkWriter (one per other node that consumes the stream; link_ports.hpp)
 //
-// Every hand-on is a direct call on the node's I/O thread: a batch is never copied inside a
+// Every hand-on is a direct call on one I/O thread: a batch is never copied inside a
 // node, only into a link's frame. Back-pressure: a stream is blocked() while any link writer
 // its rows reach on this node (directly or through boxes) holds a backlog, and a producer
 // that sees its stream blocked stops producing (a source stops generating; a receiving link
 // is not polled, so its credit stops flowing back upstream).
 //
-// Threading: every object here belongs to the node's one I/O thread (owner-thread checked in
+// Threading: every object here belongs to the I/O thread that runs it (owner-thread checked in
 // debug builds).
 #pragma once
 
@@ -83,10 +83,15 @@ class BoxRunner {
   [[nodiscard]] std::uint64_t tuples_in() const noexcept { return tuples_in_; }
   [[nodiscard]] std::uint64_t batches_in() const noexcept { return batches_in_; }
   [[nodiscard]] std::uint64_t tuples_out() const noexcept;
-  // Wall time spent inside process(), tick() and the end: the box's own work.
+  // Wall time inside the box's process(), flush, tick() and end, less what the boxes it
+  // called on the same thread spent (theirs): the box's own work, with the sinks and link
+  // writers it feeds directly (they are not boxes of their own here).
   [[nodiscard]] std::chrono::nanoseconds busy() const noexcept { return busy_; }
 
  private:
+  template <class F>
+  void timed(F&& work);
+
   std::string name_;
   std::unique_ptr<ops::Box> box_;
   bool ticks_on_clock_;
@@ -95,6 +100,7 @@ class BoxRunner {
   std::uint64_t tuples_in_ = 0;
   std::uint64_t batches_in_ = 0;
   std::chrono::nanoseconds busy_{0};
+  std::chrono::nanoseconds nested_{0};  // of the current call: downstream boxes' time
   OwnerThread owner_;
 };
 

@@ -914,6 +914,42 @@ SpecResult<void> validate_runnable(const NetworkSpec& spec) {
                                         "(duration_s or --duration), or it never ends");
     }
   }
+  // What the media can carry, after the flags: inproc stays in a process, and one libfabric
+  // endpoint (one per receiving thread) receives over one provider.
+  std::map<std::pair<std::string, std::uint32_t>, const StreamSpec*> fabric_in;
+  for (const StreamSpec& stream : spec.streams) {
+    if (!stream.crosses_nodes) continue;
+    for (const std::string& node : stream.consumer_nodes) {
+      if (node == stream.producer_node) continue;
+      if (stream.transport.medium == "inproc") {
+        errors.messages.push_back(spec.file_name + ": stream " + in_quotes(stream.name) +
+                                  " goes from node " + in_quotes(stream.producer_node) +
+                                  " to node " + in_quotes(node) +
+                                  " over 'inproc', which stays inside one process; use tcp, "
+                                  "fabric-msg or fabric-rma");
+        break;
+      }
+      if (!is_fabric(stream.transport.medium)) continue;
+      const auto key = std::make_pair(node, stream_thread(spec, stream, node));
+      const auto [it, first] = fabric_in.emplace(key, &stream);
+      if (!first && fabric_provider(spec, *it->second) != fabric_provider(spec, stream)) {
+        errors.messages.push_back(
+            spec.file_name + ": node " + in_quotes(node) + " receives stream " +
+            in_quotes(it->second->name) + " over provider " +
+            in_quotes(fabric_provider(spec, *it->second)) + " and stream " +
+            in_quotes(stream.name) + " over provider " + in_quotes(fabric_provider(spec, stream)) +
+            " on one thread; one endpoint receives over one provider (set `provider` on the "
+            "links, or put the consumers on different threads)");
+      }
+    }
+  }
+  for (const NodeSpec& node : spec.nodes) {
+    if (std::none_of(spec.boxes.begin(), spec.boxes.end(),
+                     [&](const BoxSpec& box) { return box.node == node.name; })) {
+      errors.messages.push_back(spec.file_name + ": node " + in_quotes(node.name) +
+                                " runs no box (place a box on it, or remove it)");
+    }
+  }
   if (!errors.messages.empty()) return boost::outcome_v2::failure(std::move(errors));
   return boost::outcome_v2::success();
 }

@@ -254,9 +254,10 @@ struct NetworkSpec {
 // Reads `path` and parses it; an unreadable file is one error naming the path.
 [[nodiscard]] SpecResult<NetworkSpec> load_network(const std::string& path);
 
-// What parse_network() cannot see from the file alone but a run needs: an idle source without
-// a duration (after the flags' overrides), e.g.
-// "demo.yaml:20:11: boxes[0].params.rate: an idle source needs a duration ...".
+// What a run needs once the flags' overrides are applied (check, run and launch call it): an
+// idle source has a duration ("demo.yaml:20:11: boxes[0].params.rate: an idle source needs a
+// duration ..."), no stream between nodes goes over inproc, the fabric streams one thread of
+// a node receives share a provider, and every node runs a box.
 [[nodiscard]] SpecResult<void> validate_runnable(const NetworkSpec& spec);
 
 // The boxes in an order where every box comes after the producers of its inputs (the file
