@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "apps/spec_test_support.hpp"
+
 #include "apps/app_test_support.hpp"
 
 namespace boreal::runtime {
@@ -58,13 +60,7 @@ const std::vector<std::string> kBase = {
 
 // kBase with lines replaced (a replacement may hold several lines, or be empty to drop one).
 std::string base_with(const std::map<int, std::string>& changes = {}) {
-  std::string text;
-  for (std::size_t i = 0; i < kBase.size(); ++i) {
-    const auto change = changes.find(static_cast<int>(i + 1));
-    const std::string& line = change == changes.end() ? kBase[i] : change->second;
-    if (!line.empty()) text += line + "\n";
-  }
-  return text;
+  return test::lines_with(kBase, changes);
 }
 
 // kBase with `lines` appended (more boxes, or a links section after the boxes), from line 32.
@@ -72,11 +68,7 @@ std::string base_plus(const std::string& lines, const std::map<int, std::string>
   return base_with(changes) + lines + "\n";
 }
 
-Errors errors_of(const std::string& text) {
-  SpecResult<NetworkSpec> spec = parse_network(text, "t.yaml");
-  EXPECT_FALSE(spec) << "unexpectedly valid:\n" << text;
-  return spec ? Errors{} : spec.error().messages;
-}
+Errors errors_of(const std::string& text) { return test::spec_errors_of(text); }
 
 TEST(CheckErrors, TheBaseNetworkIsValid) {
   SpecResult<NetworkSpec> spec = parse_network(base_with(), "t.yaml");

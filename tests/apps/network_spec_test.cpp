@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "apps/spec_test_support.hpp"
+
 namespace boreal::runtime {
 namespace {
 
@@ -40,13 +42,7 @@ const std::vector<std::string> kBase = {
 
 // kBase with lines replaced (a replacement may hold several lines, or be empty to drop one).
 std::string base_with(const std::map<int, std::string>& changes = {}) {
-  std::string text;
-  for (std::size_t i = 0; i < kBase.size(); ++i) {
-    const auto change = changes.find(static_cast<int>(i + 1));
-    const std::string& line = change == changes.end() ? kBase[i] : change->second;
-    if (!line.empty()) text += line + "\n";
-  }
-  return text;
+  return test::lines_with(kBase, changes);
 }
 
 // kBase with `lines` (e.g. a transport block) after the nodes, at line 9.
@@ -60,11 +56,7 @@ NetworkSpec parse_ok(const std::string& text) {
   return spec ? std::move(spec).value() : NetworkSpec{};
 }
 
-Errors errors_of(const std::string& text) {
-  SpecResult<NetworkSpec> spec = parse_network(text, "t.yaml");
-  EXPECT_FALSE(spec) << "unexpectedly valid";
-  return spec ? Errors{} : spec.error().messages;
-}
+Errors errors_of(const std::string& text) { return test::spec_errors_of(text); }
 
 TEST(NetworkSpec, DemoFileParsesWithExactValues) {
   SpecResult<NetworkSpec> loaded = load_network(BOREAL_EXAMPLES_DIR "/demo.yaml");
