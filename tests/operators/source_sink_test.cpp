@@ -1,6 +1,7 @@
 #include <boreal/ops/sink.hpp>
 #include <boreal/ops/source.hpp>
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -133,6 +134,64 @@ TEST(Generator, ZipfRankFrequenciesMatchTheory) {
       const double got = counts[rank - 1] / static_cast<double>(kSamples);
       // Binomial standard deviation is below 0.0011 here; 0.006 is over 5 sigma.
       EXPECT_NEAR(got, expected, 0.006) << "rank " << rank;
+    }
+  }
+}
+
+// The generator's keys are its specification, bit for bit: splitmix64 seeds xoshiro256**, and
+// a key below n rejects draws under 2^64 mod n, then takes the remainder. This reference
+// computes both with plain division, so the generator's division-free remainder must agree
+// with it for every bound (powers of two, primes, up to 2^63, the most an i64 key takes) and
+// every draw.
+TEST(Generator, KeysFollowTheSpecifiedStreamBitForBit) {
+  struct Reference {
+    std::uint64_t s[4];
+    explicit Reference(std::uint64_t seed) {
+      std::uint64_t x = seed;
+      for (auto& word : s) {
+        std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        word = z ^ (z >> 31);
+      }
+    }
+    std::uint64_t next() {
+      const std::uint64_t result = std::rotl(s[1] * 5, 7) * 9;
+      const std::uint64_t t = s[1] << 17;
+      s[2] ^= s[0];
+      s[3] ^= s[1];
+      s[1] ^= s[2];
+      s[0] ^= s[3];
+      s[2] ^= t;
+      s[3] = std::rotl(s[3], 45);
+      return result;
+    }
+    std::uint64_t below(std::uint64_t n) {
+      const std::uint64_t threshold = (0 - n) % n;
+      for (;;) {
+        const std::uint64_t r = next();
+        if (r >= threshold) return r % n;
+      }
+    }
+  };
+  for (const std::uint64_t count :
+       {std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{7}, std::uint64_t{1000},
+        std::uint64_t{1} << 32, (std::uint64_t{1} << 32) + 15, std::uint64_t{1000000007},
+        (std::uint64_t{1} << 62) + 3, std::uint64_t{1} << 63}) {
+    for (const std::uint64_t seed : {std::uint64_t{1}, std::uint64_t{42}}) {
+      Generator gen = Generator::make({.schema = "key:i64", .keys = {.field = "key", .count = count},
+                                       .seq_field = "", .time_field = "", .seed = seed})
+                          .value();
+      OwnedBatch batch(gen.schema(), 20000);
+      ASSERT_EQ(gen.fill(batch, 20000), 20000u);
+      auto key = FieldRef<std::int64_t>::bind(gen.schema(), "key").value();
+      Reference reference(seed);
+      std::size_t row_index = 0;
+      for (Row row : batch) {
+        ASSERT_EQ(static_cast<std::uint64_t>(key.get(row)), reference.below(count))
+            << "count " << count << ", seed " << seed << ", row " << row_index;
+        ++row_index;
+      }
     }
   }
 }

@@ -111,12 +111,30 @@ class Generator {
   [[nodiscard]] bool done() const noexcept { return next_ >= limit_; }
 
  private:
+  struct Rng {  // xoshiro256** seeded through splitmix64: specified bit for bit, fast
+    std::uint64_t state[4];
+    std::uint64_t next() noexcept;
+    double unit() noexcept;  // [0, 1)
+    std::uint64_t below(std::uint64_t bound) noexcept;  // [0, bound), unbiased
+    // The same draw, bit for bit, with what depends on the bound alone computed once by
+    // the caller (Bound::of): no division per draw.
+    __extension__ typedef unsigned __int128 U128;
+    struct Bound {
+      std::uint64_t value = 1;
+      std::uint64_t threshold = 0;  // 2^64 mod value: draws below it are rejected
+      U128 inverse = 0;             // ceil(2^128 / value), for the remainder by multiplication
+      static Bound of(std::uint64_t bound) noexcept;
+    };
+    std::uint64_t below(const Bound& bound) noexcept;
+  };
+
   enum class ColumnKind : std::uint8_t { int32, int64, real };
   struct Column {  // one value field, bound at make()
     ColumnKind kind;
     std::uint32_t offset;
     std::int64_t low;     // integers: min
     std::uint64_t span;   // integers: max - min + 1 (0 means the full 2^64 range)
+    Rng::Bound bound;     // integers with span > 0: Rng::Bound::of(span)
     double base;          // f64: min
     double width;         // f64: max - min
   };
@@ -129,12 +147,6 @@ class Generator {
     double h_integral_x1 = 0;
     double h_integral_n = 0;
     double s_const = 0;
-  };
-  struct Rng {  // xoshiro256** seeded through splitmix64: specified bit for bit, fast
-    std::uint64_t state[4];
-    std::uint64_t next() noexcept;
-    double unit() noexcept;  // [0, 1)
-    std::uint64_t below(std::uint64_t bound) noexcept;  // [0, bound), unbiased
   };
 
   explicit Generator(Schema schema) : schema_(std::move(schema)) {}
@@ -157,6 +169,7 @@ class Generator {
   std::uint32_t key_offset_ = 0;
   std::uint32_t key_width_ = 0;
   std::uint64_t key_count_ = 1;
+  Rng::Bound key_bound_{};  // Rng::Bound::of(key_count_)
   bool key_zipf_ = false;
   Zipf zipf_{};
 };
