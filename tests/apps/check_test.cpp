@@ -214,6 +214,12 @@ TEST(CheckErrors, LinksOfOneNodeThatDisagreeOnTheirWait) {
                             "t.yaml"));
 }
 
+TEST(CheckErrors, ACsvSinkNeedsItsOutputFile) {
+  EXPECT_EQ(errors_of(base_with({{24, "    in: doubled\n    params: {kind: csv}"}})),
+            Errors{"t.yaml:25:13: boxes[2].params: a csv sink needs 'output' (the CSV file it "
+                   "writes)"});
+}
+
 TEST(CheckErrors, JoinWithOneInput) {
   EXPECT_EQ(errors_of(base_plus("  - name: j\n    type: join\n    node: b\n    in: kept\n"
                                 "    out: joined\n"

@@ -436,7 +436,7 @@ TEST(NetworkSpecErrors, BadRate) {
 TEST(NetworkSpecErrors, BadSinkKind) {
   EXPECT_EQ(errors_of(base_with({{18, "    in: s\n    params:\n      kind: verify"}})),
             Errors{"t.yaml:20:13: boxes[1].params.kind: unknown sink kind 'verify' (valid: check, "
-                   "count, discard, latency)"});
+                   "count, discard, latency, csv)"});
 }
 
 TEST(NetworkSpecErrors, BadLinks) {

@@ -54,7 +54,8 @@ void SinkTask::consume(const ops::BatchView& batch) {
     case SinkKind::check: check(batch); break;
     case SinkKind::latency: record_latency(batch); break;
     case SinkKind::count:
-    case SinkKind::discard: break;
+    case SinkKind::discard:
+    case SinkKind::csv: break;
   }
   if (output_) output_->consume(batch);
   if (params_.slow_per_frame.count() > 0) std::this_thread::sleep_for(params_.slow_per_frame);

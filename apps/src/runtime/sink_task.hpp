@@ -3,7 +3,8 @@
 //            CRC-32C of every tuple's bytes in order (compared with the source's) and records
 //            each tuple's latency from its first timestamp field;
 //   count    counts;  discard  drops;  latency  records latency from `field` only;
-// and, with `output`, also writes every tuple to a CSV file (ops::CsvWriter).
+//   csv      writes every tuple to `output` (ops::CsvWriter) and counts;
+// and, with `output`, any kind also writes every tuple to that CSV file.
 //
 // Threading: belongs to the I/O thread that runs its box (debug builds check it).
 #pragma once

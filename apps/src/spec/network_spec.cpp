@@ -538,6 +538,9 @@ void Parser::read_sink_params(const YamlValue* params, BoxSpec& box) {
   if (const YamlValue* v = mapping->find("output")) {
     if (auto path = read_string(*v, problems_)) sink.output = *path;
   }
+  if (sink.kind == SinkKind::csv && sink.output.empty()) {
+    problems_.add(*params, "a csv sink needs 'output' (the CSV file it writes)");
+  }
   if (const YamlValue* v = mapping->find("field")) {
     if (sink.kind != SinkKind::latency) {
       problems_.add(*v, "'field' is for a latency sink (kind: latency)");
@@ -849,6 +852,7 @@ std::string_view to_string(SinkKind kind) noexcept {
     case SinkKind::count: return "count";
     case SinkKind::discard: return "discard";
     case SinkKind::latency: return "latency";
+    case SinkKind::csv: return "csv";
   }
   return "?";
 }

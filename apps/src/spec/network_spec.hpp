@@ -28,9 +28,9 @@
 // comes first; 0 = no limit; default 0), seed (default 1), keys (distinct key values; default
 // 1000), key_field (default "key" when the schema has it), distribution (uniform | zipf),
 // zipf_s (default 1), values (a list of {field, min, max}: uniform numeric values),
-// seq_field (default "seq"), time_field (default "ts"), start_ns (fixed scheduled times). A csv source: path (required; a
-// header line naming the schema's fields) and rate. Sink params: kind (check | count |
-// discard | latency; default check), output (a CSV file, with a header line, of every tuple
+// seq_field (default "seq"), time_field (default "ts"), start_ns (fixed scheduled times).
+// A csv source: path (required; a header line naming the schema's fields) and rate. Sink
+// params: kind (check | count | discard | latency | csv; default check), output (a CSV file, with a header line, of every tuple
 // received, in order; default none), field (latency: the time field; default "ts") and
 // slow_us_per_frame (a test hook that makes the sink slow; default 0).
 //
@@ -158,6 +158,7 @@ enum class SinkKind : std::uint8_t {
   count,    // count tuples only
   discard,  // drop everything (measures the transport alone)
   latency,  // latency histogram of a time field only
+  csv,      // write every tuple to `output` (required), in order; counts like count
 };
 [[nodiscard]] std::string_view to_string(SinkKind kind) noexcept;
 

@@ -97,11 +97,13 @@ transport::Result<std::optional<double>> parse_rate(std::string_view text) {
 }
 
 transport::Result<SinkKind> parse_sink_kind(std::string_view name) {
-  for (SinkKind kind : {SinkKind::check, SinkKind::count, SinkKind::discard, SinkKind::latency}) {
+  for (SinkKind kind :
+       {SinkKind::check, SinkKind::count, SinkKind::discard, SinkKind::latency, SinkKind::csv}) {
     if (name == to_string(kind)) return kind;
   }
   return fail(ErrorCategory::config, 0,
-              "unknown sink kind " + in_quotes(name) + " (valid: check, count, discard, latency)");
+              "unknown sink kind " + in_quotes(name) +
+                  " (valid: check, count, discard, latency, csv)");
 }
 
 void TransportPatch::apply_to(TransportSpec& spec) const {
