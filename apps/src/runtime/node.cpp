@@ -121,7 +121,9 @@ class NodeAgent {
     hints_.free_capacity = std::max(capacity, 0.0);  // +inf: no receive ring to fill
     deadline = std::min(deadline, give_up_at_);
     if (active_since_ && !window_start) deadline = std::min(deadline, *active_since_ + warmup_);
-    if (!graph_.boxes.empty()) deadline = std::min(deadline, last_tick_ + kTick);
+    // The tick (boxes' clocks, progress lines, refused connections) comes every kTick even
+    // when nothing arrives, so an idle thread still reports.
+    deadline = std::min(deadline, last_tick_ + kTick);
     hints_.deadline = deadline;
   }
 
