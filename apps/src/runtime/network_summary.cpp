@@ -44,12 +44,7 @@ NodeReport merged(const std::vector<const NodeReport*>& reports) {
     if (m.latency.samples == 0) m.latency = r->latency;
     if (!m.machine) m.machine = r->machine;
     if (m.wait_stats.polls == 0) m.wait_stats = r->wait_stats;
-    m.syscalls.read += r->syscalls.read;
-    m.syscalls.write += r->syscalls.write;
-    m.syscalls.would_block += r->syscalls.would_block;
-    m.syscalls.epoll_wait += r->syscalls.epoll_wait;
-    m.syscalls.nanosleep += r->syscalls.nanosleep;
-    m.syscalls.sched_yield += r->syscalls.sched_yield;
+    m.syscalls += r->syscalls;
     m.rejected.insert(m.rejected.end(), r->rejected.begin(), r->rejected.end());
   }
   return m;

@@ -153,12 +153,7 @@ nlohmann::json progress_line(const NodeSpec& self, const std::vector<const Threa
 
 void ThreadMeter::add_to(NodeReport& r, double window_s) const {
   r.thread_cpu_s += thread_cpu_s_;
-  r.syscalls.read += syscalls_.read;
-  r.syscalls.write += syscalls_.write;
-  r.syscalls.would_block += syscalls_.would_block;
-  r.syscalls.epoll_wait += syscalls_.epoll_wait;
-  r.syscalls.nanosleep += syscalls_.nanosleep;
-  r.syscalls.sched_yield += syscalls_.sched_yield;
+  r.syscalls += syscalls_;
   r.tuples_sent_measured += measured_.sent;
   r.tuples_received_measured += measured_.received;
   r.bytes_received_measured += measured_.bytes;

@@ -112,6 +112,15 @@ struct NodeReport {
     std::uint64_t epoll_wait = 0;
     std::uint64_t nanosleep = 0;
     std::uint64_t sched_yield = 0;
+    Syscalls& operator+=(const Syscalls& o) noexcept {
+      read += o.read;
+      write += o.write;
+      would_block += o.would_block;
+      epoll_wait += o.epoll_wait;
+      nanosleep += o.nanosleep;
+      sched_yield += o.sched_yield;
+      return *this;
+    }
   } syscalls;
   std::vector<LinkReport> links;
   std::vector<BoxReport> boxes;       // every box of the node, thread by thread, in arrow order
