@@ -363,18 +363,19 @@ TEST(CheckCommand, AValidFileExits0AndPrintsItsPlan) {
   const Command ran = check(dir, file);
   EXPECT_EQ(ran.status, 0) << ran.err;
   EXPECT_EQ(ran.err, "");
-  // Per node its threads; per thread its wait, its links and its boxes in arrow order (the
-  // map before the sink it feeds, though the file lists the sink first); the one stream that
-  // crosses nodes as a link; every stream's schema, named or derived.
+  // Per node its threads; per thread its wait (on the receiving end the budget less the
+  // sender's 100 us flush), its links and its boxes in arrow order (the map before the sink
+  // it feeds, though the file lists the sink first); the one stream that crosses nodes as a
+  // link; every stream's schema, named or derived.
   EXPECT_EQ(lines_of(ran.out),
             (std::vector<std::string>{
                 "network 't' (" + file + "): 2 nodes, 4 boxes, 3 streams",
                 "node a (tcp://127.0.0.1:7101): 1 I/O thread",
-                "  thread 0: wait sleep, links kept",
+                "  thread 0: wait sleep, budget 200 us, links kept",
                 "    gen (source: generator, 1000 tuples/s, 10 tuples, seed 1): - -> ticks",
                 "    keep (filter): ticks -> kept",
                 "node b (tcp://127.0.0.1:7102): 1 I/O thread",
-                "  thread 0: wait sleep, links kept",
+                "  thread 0: wait sleep, budget 100 us, links kept",
                 "    twice (map): kept -> doubled",
                 "    out (sink: check): doubled -> -",
                 "links",

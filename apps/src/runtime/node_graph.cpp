@@ -12,11 +12,6 @@ namespace {
 using transport::ErrorCategory;
 using transport::fail;
 
-bool consumed_on(const StreamSpec& stream, std::string_view node) {
-  return std::find(stream.consumer_nodes.begin(), stream.consumer_nodes.end(), node) !=
-         stream.consumer_nodes.end();
-}
-
 // Aggregates with a timeout and resample boxes in hold mode act on the clock (tick()), in
 // their time field's unit: the node's clock is realtime ns, so only a timestamp field fits.
 bool ticks_on_clock(const BoxSpec& box, const ops::Schema* input) {
@@ -96,34 +91,6 @@ bool NodeGraph::done() const noexcept {
          std::all_of(sinks.begin(), sinks.end(), [](const auto& s) { return s->ended(); });
 }
 
-transport::WaitConfig thread_wait(const NetworkSpec& spec, const NodeSpec& self,
-                                  std::uint32_t thread) {
-  transport::WaitConfig wait = spec.transport.wait;
-  bool any = false;
-  for (const StreamSpec& stream : spec.streams) {
-    if (!stream.crosses_nodes) continue;
-    const bool sends = stream.producer_node == self.name;
-    const bool receives = !sends && consumed_on(stream, self.name);
-    if ((!sends && !receives) || stream_thread(spec, stream, self.name) != thread) continue;
-    transport::WaitConfig w = stream.transport.wait;
-    if (receives) {
-      // The budget is end to end: a tuple may already have waited up to `flush` in its
-      // sender's open frame, so the receiver's waits get what is left (at least a quarter).
-      const auto budget = w.latency_budget;
-      w.latency_budget = std::max(
-          budget - std::chrono::duration_cast<std::chrono::microseconds>(stream.transport.flush),
-          budget / 4);
-    }
-    if (!any) {
-      wait = w;
-    } else {
-      wait.latency_budget = std::min(wait.latency_budget, w.latency_budget);
-    }
-    any = true;
-  }
-  return wait;
-}
-
 transport::Result<ThreadLinks> make_thread_links(const std::vector<transport::EventLoop*>& loops,
                                                  const NetworkSpec& spec, const NodeSpec& self) {
   ThreadLinks links;
@@ -180,7 +147,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
   std::string fabric_provider_in;
   std::string fabric_stream_in;
   for (const StreamSpec& stream : spec.streams) {
-    if (stream.producer_node == me || !consumed_on(stream, me)) continue;
+    if (stream.producer_node == me || !stream.consumed_on(me)) continue;
     if (stream_thread(spec, stream, me) != thread) continue;
     const Medium* medium = find_medium(stream.transport.medium);
     if (medium == nullptr) {
@@ -282,7 +249,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     }
     const BoxSpec* producer = spec.find_box(stream.producer);
     const bool source_only = producer != nullptr && producer->type == "source" &&
-                             !consumed_on(stream, me) && peers.size() == 1;
+                             !stream.consumed_on(me) && peers.size() == 1;
     for (const std::string& peer_name : peers) {
       const NodeSpec* peer = spec.find_node(peer_name);
       auto link = medium->connect(loop, spec, stream, *peer, stream_thread(spec, stream, peer_name),

@@ -81,9 +81,4 @@ struct NodeGraph {
     transport::EventLoop& loop, const NetworkSpec& spec, const NodeSpec& self,
     std::uint32_t thread, ThreadLinks& links);
 
-// The wait of thread `thread` of node `self`: the mode and spin of the links it runs
-// (parse_network() checked they agree) and the smallest latency budget left to it.
-[[nodiscard]] transport::WaitConfig thread_wait(const NetworkSpec& spec, const NodeSpec& self,
-                                                std::uint32_t thread);
-
 }  // namespace boreal::runtime

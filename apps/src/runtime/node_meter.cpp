@@ -90,7 +90,7 @@ void ThreadMeter::open() {
   syscalls_start_ = syscalls();
   start_ = totals();
   box_tuples_start_ = box_tuples(graph_);
-  for (auto& sink : graph_.sinks) sink->latency_.reset();  // the warm-up's are not measured
+  for (auto& sink : graph_.sinks) sink->latency().reset();  // the warm-up's are not measured
   thread_start_ = transport::ThreadCpu::now();
   process_.open();
 }
@@ -179,7 +179,7 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
     r.lost += sink->lost_;
     r.duplicated += sink->duplicated_;
     r.out_of_order += sink->out_of_order_;
-    const auto& h = sink->latency_;
+    const auto& h = sink->latency();
     if (h.count() > 0 && r.latency.samples == 0) {
       r.latency = {to_us(h.percentile(50.0)), to_us(h.percentile(99.0)), to_us(h.percentile(99.9)),
                    to_us(h.max()), h.count(), h.negative_count()};

@@ -1,8 +1,9 @@
 // A `sink` box on a node: consumes one stream and, by kind,
 //   check    verifies the generator's sequence numbers (loss, duplicates, order), takes the
 //            CRC-32C of every tuple's bytes in order (compared with the source's) and records
-//            each tuple's latency from its first timestamp field;
-//   count    counts;  discard  drops;  latency  records latency from `field` only;
+//            each tuple's latency from its first timestamp field (an ops::LatencySink);
+//   count    counts;  discard  drops;  latency  records latency from `field` only (the
+//            same ops::LatencySink);
 //   csv      writes every tuple to `output` (ops::CsvWriter) and counts;
 // and, with `output`, any kind also writes every tuple to that CSV file.
 //
@@ -49,21 +50,27 @@ class SinkTask final : public ops::BatchConsumer {
   std::uint64_t lost_ = 0;
   std::uint64_t duplicated_ = 0;
   std::uint64_t out_of_order_ = 0;
-  ops::LatencyHistogram latency_;
+  // Latencies recorded (check: from the first timestamp field; latency: from `field`);
+  // empty for the other kinds.
+  [[nodiscard]] ops::LatencyHistogram& latency() noexcept {
+    return latency_ ? latency_->histogram() : no_latency_;
+  }
 
  private:
   SinkTask(std::string name, std::string stream, const ops::Schema& schema,
            const SinkParams& params);
   void check(const ops::BatchView& batch);
-  void record_latency(const ops::BatchView& batch);
 
   std::string name_;
   std::string stream_;
   ops::Schema schema_;
   SinkParams params_;
   std::unique_ptr<ops::CsvWriter> output_;
-  int seq_ = -1;   // offset of the i64 field "seq", or -1
-  int time_ = -1;  // offset of the time field (check: the first timestamp), or -1
+  // Records latency from the time field (check: the first timestamp; latency: `field`);
+  // null when the sink has none, and latency() is then the empty no_latency_.
+  std::unique_ptr<ops::LatencySink> latency_;
+  ops::LatencyHistogram no_latency_;
+  int seq_ = -1;  // offset of the i64 field "seq", or -1
   std::uint64_t next_seq_ = 0;
   bool ended_ = false;
   OwnerThread owner_;

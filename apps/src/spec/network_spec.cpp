@@ -738,13 +738,7 @@ void Parser::check_threads() {
     std::vector<const StreamSpec*> first(node.threads, nullptr);
     for (std::size_t s = 0; s < spec_.streams.size(); ++s) {
       const StreamSpec& stream = spec_.streams[s];
-      if (!stream.crosses_nodes) continue;
-      const bool sends = stream.producer_node == node.name;
-      const bool receives =
-          std::find(stream.consumer_nodes.begin(), stream.consumer_nodes.end(), node.name) !=
-              stream.consumer_nodes.end() &&
-          !sends;
-      if (!sends && !receives) continue;
+      if (!stream.link_end_on(node.name)) continue;
       const std::uint32_t thread = stream_thread(spec_, stream, node.name);
       if (thread >= node.threads) continue;  // reported with the box
       if (first[thread] == nullptr) {
@@ -822,6 +816,31 @@ std::uint32_t stream_thread(const NetworkSpec& spec, const StreamSpec& stream,
   }();
   const BoxSpec* box = spec.find_box(box_name);
   return box == nullptr ? 0 : box->thread;
+}
+
+transport::WaitConfig thread_wait(const NetworkSpec& spec, const NodeSpec& self,
+                                  std::uint32_t thread) {
+  transport::WaitConfig wait = spec.transport.wait;
+  bool any = false;
+  for (const StreamSpec& stream : spec.streams) {
+    if (!stream.link_end_on(self.name) || stream_thread(spec, stream, self.name) != thread) continue;
+    transport::WaitConfig w = stream.transport.wait;
+    if (stream.producer_node != self.name) {  // the receiving end
+      // The budget is end to end: a tuple may already have waited up to `flush` in its
+      // sender's open frame, so the receiver's waits get what is left (at least a quarter).
+      const auto budget = w.latency_budget;
+      w.latency_budget = std::max(
+          budget - std::chrono::duration_cast<std::chrono::microseconds>(stream.transport.flush),
+          budget / 4);
+    }
+    if (!any) {
+      wait = w;
+    } else {
+      wait.latency_budget = std::min(wait.latency_budget, w.latency_budget);
+    }
+    any = true;
+  }
+  return wait;
 }
 
 std::uint16_t fabric_listen_port(const NetworkSpec& spec, const NodeSpec& node,

@@ -50,6 +50,7 @@
 // Threading: plain values; the functions are pure and may be called from any thread.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -205,6 +206,15 @@ struct StreamSpec {
   std::vector<std::string> consumer_nodes;  // consumer_nodes[i] runs consumers[i]
   bool crosses_nodes = false;               // some consumer runs on another node than the producer
   TransportSpec transport;                  // effective: defaults, then the link override
+
+  // Some box on `node` consumes it.
+  [[nodiscard]] bool consumed_on(std::string_view node) const {
+    return std::find(consumer_nodes.begin(), consumer_nodes.end(), node) != consumer_nodes.end();
+  }
+  // `node` runs an end of its link: it produces a stream that crosses nodes, or receives it.
+  [[nodiscard]] bool link_end_on(std::string_view node) const {
+    return crosses_nodes && (producer_node == node || consumed_on(node));
+  }
 };
 
 struct NetworkSpec {
@@ -248,6 +258,13 @@ struct NetworkSpec {
 // receiving end of the link; consumers on other threads get it over an inproc ring.
 [[nodiscard]] std::uint32_t stream_thread(const NetworkSpec& spec, const StreamSpec& stream,
                                           std::string_view node);
+
+// The wait of thread `thread` of node `self`: the mode and spin of the links it runs
+// (parse_network() checked they agree) and the smallest latency budget left to it. A
+// receiving end gets its stream's budget less the sender's flush (at least a quarter of it).
+// A thread without links waits as the network's `transport` says.
+[[nodiscard]] transport::WaitConfig thread_wait(const NetworkSpec& spec, const NodeSpec& self,
+                                                std::uint32_t thread);
 
 // Parses and checks a network. `file_name` prefixes every message.
 [[nodiscard]] SpecResult<NetworkSpec> parse_network(std::string_view yaml_text,

@@ -50,20 +50,16 @@ std::string describe_plan(const NetworkSpec& spec) {
     out << "node " << node.name << " (" << node.address << "): " << node.threads << " I/O thread"
         << (node.threads == 1 ? "" : "s") << "\n";
     for (std::uint32_t thread = 0; thread < node.threads; ++thread) {
-      // The thread's wait: that of the links it runs (parse_network() checked they agree).
-      transport::WaitConfig wait = spec.transport.wait;
+      const transport::WaitConfig wait = thread_wait(spec, node, thread);
       std::string links;
       for (const StreamSpec& stream : spec.streams) {
-        const bool touches = stream.producer_node == node.name ||
-                             std::find(stream.consumer_nodes.begin(), stream.consumer_nodes.end(),
-                                       node.name) != stream.consumer_nodes.end();
-        if (!stream.crosses_nodes || !touches || stream_thread(spec, stream, node.name) != thread) {
+        if (!stream.link_end_on(node.name) || stream_thread(spec, stream, node.name) != thread) {
           continue;
         }
-        if (links.empty()) wait = stream.transport.wait;
         links += (links.empty() ? "" : ", ") + stream.name;
       }
-      out << "  thread " << thread << ": wait " << transport::to_string(wait.mode)
+      out << "  thread " << thread << ": wait " << transport::to_string(wait.mode) << ", budget "
+          << wait.latency_budget.count() << " us"
           << (links.empty() ? std::string(", no links") : ", links " + links) << "\n";
       for (std::size_t b : order) {
         const BoxSpec& box = spec.boxes[b];
