@@ -405,7 +405,7 @@ const Schema& AggregateBox::input_schema(std::size_t port) const noexcept {
   return state_->input;
 }
 
-void AggregateBox::process(std::size_t port, const BatchView& batch) {
+void AggregateBox::on_batch(std::size_t port, const BatchView& batch) {
   assert(port == 0);
   (void)port;
   if (state_->time) {

@@ -83,13 +83,13 @@ Result<BatchView> BatchView::wrap(std::span<const std::byte> payload, const Sche
                                   std::uint64_t rows) {
   Result<std::size_t> count = counted_rows(payload.size(), schema, rows);
   if (!count) return boost::outcome_v2::failure(std::move(count).error());
-  return BatchView(payload.data(), schema.tuple_bytes(), count.value());
+  return BatchView(payload.data(), schema, count.value());
 }
 
 Result<BatchView> BatchView::wrap(std::span<const std::byte> payload, const Schema& schema) {
   Result<std::size_t> count = whole_rows(payload.size(), schema);
   if (!count) return boost::outcome_v2::failure(std::move(count).error());
-  return BatchView(payload.data(), schema.tuple_bytes(), count.value());
+  return BatchView(payload.data(), schema, count.value());
 }
 
 Result<Batch> Batch::wrap(std::span<std::byte> payload, const Schema& schema,

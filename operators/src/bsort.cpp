@@ -83,7 +83,7 @@ const Schema& BSortBox::input_schema(std::size_t port) const noexcept {
   return input_;
 }
 
-void BSortBox::process(std::size_t port, const BatchView& batch) {
+void BSortBox::on_batch(std::size_t port, const BatchView& batch) {
   assert(port == 0);
   (void)port;
   switch (kind_) {

@@ -54,7 +54,7 @@ const Schema& Filter::input_schema(std::size_t port) const noexcept {
   return input_;
 }
 
-void Filter::process(std::size_t port, const BatchView& batch) {
+void Filter::on_batch(std::size_t port, const BatchView& batch) {
   assert(port == 0);
   (void)port;
   std::array<bool, Expr::kChunkRows> pass;

@@ -381,7 +381,7 @@ void JoinBox::on_tuple(std::size_t port, const std::byte* row) {
   side_[port]->store(row, time, key, hash);
 }
 
-void JoinBox::process(std::size_t port, const BatchView& batch) {
+void JoinBox::on_batch(std::size_t port, const BatchView& batch) {
   assert(port < 2);
   for (Row row : batch) on_tuple(port, row.data());
   outputs_[0].flush();

@@ -164,7 +164,7 @@ const Schema& Map::input_schema(std::size_t port) const noexcept {
   return input_;
 }
 
-void Map::process(std::size_t port, const BatchView& batch) {
+void Map::on_batch(std::size_t port, const BatchView& batch) {
   assert(port == 0);
   (void)port;
   Output& out = outputs_[0];

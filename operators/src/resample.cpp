@@ -233,7 +233,7 @@ void ResampleBox::on_tuple(const std::byte* row) {
   }
 }
 
-void ResampleBox::process(std::size_t port, const BatchView& batch) {
+void ResampleBox::on_batch(std::size_t port, const BatchView& batch) {
   assert(port == 0);
   (void)port;
   for (Row row : batch) on_tuple(row.data());

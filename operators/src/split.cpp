@@ -74,7 +74,7 @@ std::size_t SplitBox::route(Row row) const noexcept {
   return static_cast<std::size_t>(hash % outputs_count_);
 }
 
-void SplitBox::process(std::size_t port, const BatchView& batch) {
+void SplitBox::on_batch(std::size_t port, const BatchView& batch) {
   assert(port == 0);
   (void)port;
   for (Row row : batch) outputs_[route(row)].append_copy(row);

@@ -40,7 +40,7 @@ const Schema& UnionBox::input_schema(std::size_t port) const noexcept {
   return outputs_[0].schema();  // every input has the output's schema
 }
 
-void UnionBox::process(std::size_t port, const BatchView& batch) {
+void UnionBox::on_batch(std::size_t port, const BatchView& batch) {
   assert(port < inputs_);
   (void)port;
   Output& out = outputs_[0];

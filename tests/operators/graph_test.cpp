@@ -52,7 +52,7 @@ class TickBox final : public Box {
   [[nodiscard]] const Schema& input_schema(std::size_t) const noexcept override {
     return kSeq;
   }
-  void process(std::size_t, const BatchView& batch) override {
+  void on_batch(std::size_t, const BatchView& batch) override {
     for (Row row : batch) outputs_[0].append_copy(row);
   }
   void tick(std::int64_t now) override {

@@ -119,7 +119,6 @@ class AggregateBox final : public Box {
   [[nodiscard]] std::size_t input_count() const noexcept override { return 1; }
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
 
-  void process(std::size_t port, const BatchView& batch) override;
   void tick(std::int64_t now) override;
 
   // Tuples dropped because they were older than the watermark.
@@ -130,6 +129,7 @@ class AggregateBox final : public Box {
   struct State;  // private to aggregate.cpp
 
  protected:
+  void on_batch(std::size_t port, const BatchView& batch) override;
   void on_end() override;
 
  private:

@@ -206,6 +206,9 @@ class BatchView {
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   // Bytes per row: the schema's tuple_bytes(), or 0 for a default-constructed view.
   [[nodiscard]] std::uint32_t tuple_bytes() const noexcept { return tuple_bytes_; }
+  // Schema::hash() of the schema the view was made with (0 for a default-constructed view):
+  // a box checks it against its input port's schema once per batch (Box::process()).
+  [[nodiscard]] std::uint64_t schema_hash() const noexcept { return schema_hash_; }
 
   // Precondition (asserted in debug builds): index < size().
   [[nodiscard]] Row row(std::size_t index) const noexcept {
@@ -223,12 +226,13 @@ class BatchView {
   [[nodiscard]] Iterator end() const noexcept;
 
  protected:
-  BatchView(const std::byte* data, std::uint32_t tuple_bytes, std::size_t size) noexcept
-      : data_(data), tuple_bytes_(tuple_bytes), size_(size) {}
+  BatchView(const std::byte* data, const Schema& schema, std::size_t size) noexcept
+      : data_(data), tuple_bytes_(schema.tuple_bytes()), size_(size), schema_hash_(schema.hash()) {}
 
   const std::byte* data_ = nullptr;
   std::uint32_t tuple_bytes_ = 0;
   std::size_t size_ = 0;
+  std::uint64_t schema_hash_ = 0;
 };
 
 class BatchView::Iterator {
@@ -274,7 +278,7 @@ class Batch : public BatchView {
   Batch() = default;  // no buffer: capacity 0
   // An empty batch for writing into `buffer`, e.g. a buffer from transport's BufferPool.
   Batch(std::span<std::byte> buffer, const Schema& schema) noexcept
-      : BatchView(buffer.data(), schema.tuple_bytes(), 0),
+      : BatchView(buffer.data(), schema, 0),
         buffer_(buffer),
         capacity_(buffer.size() / schema.tuple_bytes()) {}  // a Schema's tuple_bytes() >= 8
 

@@ -120,17 +120,27 @@ class Box {
   [[nodiscard]] Output& output(std::size_t port) noexcept { return outputs_[port]; }
   [[nodiscard]] const Output& output(std::size_t port) const noexcept { return outputs_[port]; }
 
-  // One batch on input `port` (< input_count(); the batch has that port's schema).
-  virtual void process(std::size_t port, const BatchView& batch) = 0;
+  // One batch on input `port`. Checked in every build type, a few compares per batch: the
+  // port exists, it has not finished, and a batch with rows was made with the port's schema
+  // (BatchView::schema_hash() against input_schema(port).hash()). A violation is a
+  // programmer error that would otherwise emit garbage rows or lose them: it prints what is
+  // wrong, naming the box type, the port and both schemas' sizes, and aborts.
+  void process(std::size_t port, const BatchView& batch) {
+    if (port >= input_count() || finished(port) ||
+        (batch.schema_hash() != input_schema(port).hash() && !batch.empty())) [[unlikely]] {
+      misuse("process", port, &batch);
+    }
+    on_batch(port, batch);
+  }
 
   // Input `port` ended. When every input has ended the box emits what it still holds
-  // (on_end()) and ends its outputs. Calling it twice for a port is a programmer error.
-  void finish(std::size_t port) {
-    if (++finished_inputs_ == input_count()) {
-      on_end();
-      for (auto& out : outputs_) out.end();
-    }
-    (void)port;
+  // (on_end()) and ends its outputs. Checked in every build type like process(): finishing
+  // a port that does not exist or has already finished aborts with a message.
+  void finish(std::size_t port);
+
+  // Whether input `port` has finished.
+  [[nodiscard]] bool finished(std::size_t port) const noexcept {
+    return port < finished_.size() && finished_[port];
   }
 
   // Time passes with no input: boxes with timeouts (aggregate, resample) close what is due
@@ -140,6 +150,9 @@ class Box {
 
  protected:
   Box() = default;
+  // One batch on input `port`, checked by process(): the port is valid and open and the
+  // batch has its schema.
+  virtual void on_batch(std::size_t port, const BatchView& batch) = 0;
   // Called once when all inputs have ended, before the outputs end: emit pending state
   // (open windows, buffered rows).
   virtual void on_end() {}
@@ -147,6 +160,11 @@ class Box {
   std::vector<Output> outputs_;
 
  private:
+  [[noreturn]] void misuse(const char* call, std::size_t port, const BatchView* batch) const noexcept;
+
+  // finished_[port]: that input has ended; sized on the first finish() (one allocation per
+  // box, never per batch).
+  std::vector<bool> finished_;
   std::size_t finished_inputs_ = 0;
 };
 

@@ -47,10 +47,12 @@ class BSortBox final : public Box {
   [[nodiscard]] std::string_view type() const noexcept override { return "bsort"; }
   [[nodiscard]] std::size_t input_count() const noexcept override { return 1; }
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
-  void process(std::size_t port, const BatchView& batch) override;
 
   // Rows held now: at most slack between calls (a row leaves as the (slack+1)-th enters).
   [[nodiscard]] std::size_t buffered() const noexcept { return heap_.size(); }
+
+ protected:
+  void on_batch(std::size_t port, const BatchView& batch) override;
 
  private:
   enum class Kind : std::uint8_t { i32, i64, f64 };

@@ -1,8 +1,11 @@
 // Recoverable errors of the operator library (docs/design.md, convention 5).
 //
 // A recoverable failure (a bad schema text, an unknown field name, an ill-typed expression)
-// is an Error carried in a Result<T>; a programmer error (a row index out of range, an append
-// to a full batch) is an assertion. Nothing in boreal::ops throws.
+// is an Error carried in a Result<T>; a programmer error (a row index out of range) is an
+// assertion. A programmer error that would silently write past a buffer or emit wrong rows,
+// and that a check per batch rather than per tuple catches (an append to a full batch, a
+// batch of another schema pushed into a box, an input finished twice), is checked in every
+// build type: the process prints what is wrong and aborts. Nothing in boreal::ops throws.
 //
 // Validation that can find several problems at once (a box's validate()) returns
 // std::vector<Error> — empty means valid — so the user sees every problem in one run.

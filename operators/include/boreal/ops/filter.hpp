@@ -37,7 +37,9 @@ class Filter final : public Box {
   [[nodiscard]] std::string_view type() const noexcept override { return "filter"; }
   [[nodiscard]] std::size_t input_count() const noexcept override { return 1; }
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
-  void process(std::size_t port, const BatchView& batch) override;
+
+ protected:
+  void on_batch(std::size_t port, const BatchView& batch) override;
 
  private:
   Filter(Expr predicate, const Schema& input, bool emit_rejected);

@@ -102,7 +102,6 @@ class JoinBox final : public Box {
     return port == 0 ? left_schema_ : right_schema_;
   }
 
-  void process(std::size_t port, const BatchView& batch) override;
 
   // Tuples currently held for future matches, per port (0 = left, 1 = right).
   [[nodiscard]] std::size_t stored(std::size_t port) const noexcept;
@@ -128,6 +127,9 @@ class JoinBox final : public Box {
     NumKind band_kind = NumKind::i64;
     std::vector<CopyRun> copy;  // this side's fields into the output row
   };
+
+ protected:
+  void on_batch(std::size_t port, const BatchView& batch) override;
 
  private:
   JoinBox(const JoinParams& params, Schema left, Schema right, Schema output);

@@ -52,12 +52,14 @@ class Map final : public Box {
   [[nodiscard]] std::string_view type() const noexcept override { return "map"; }
   [[nodiscard]] std::size_t input_count() const noexcept override { return 1; }
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
-  void process(std::size_t port, const BatchView& batch) override;
 
   // One output field's evaluator and writer (public only so map.cpp's helpers can name it).
   struct Column;
 
   ~Map() override;
+
+ protected:
+  void on_batch(std::size_t port, const BatchView& batch) override;
 
  private:
   Map(const Schema& input, Schema output, std::vector<Column> columns);

@@ -75,7 +75,6 @@ class ResampleBox final : public Box {
     return input_;
   }
 
-  void process(std::size_t port, const BatchView& batch) override;
   // Hold mode: emits every grid point g < now (the promise that no tuple older than `now`
   // comes). Interpolate mode: nothing.
   void tick(std::int64_t now) override;
@@ -92,6 +91,7 @@ class ResampleBox final : public Box {
   };
 
  protected:
+  void on_batch(std::size_t port, const BatchView& batch) override;
   void on_end() override;
 
  private:

@@ -44,10 +44,12 @@ class SplitBox final : public Box {
   [[nodiscard]] std::string_view type() const noexcept override { return "split"; }
   [[nodiscard]] std::size_t input_count() const noexcept override { return 1; }
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
-  void process(std::size_t port, const BatchView& batch) override;
 
   // The output a row goes to (what process() uses), for tests and for routing elsewhere.
   [[nodiscard]] std::size_t route(Row row) const noexcept;
+
+ protected:
+  void on_batch(std::size_t port, const BatchView& batch) override;
 
  private:
   struct KeySpan {

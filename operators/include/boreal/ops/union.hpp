@@ -34,7 +34,9 @@ class UnionBox final : public Box {
   [[nodiscard]] std::string_view type() const noexcept override { return "union"; }
   [[nodiscard]] std::size_t input_count() const noexcept override { return inputs_; }
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
-  void process(std::size_t port, const BatchView& batch) override;
+
+ protected:
+  void on_batch(std::size_t port, const BatchView& batch) override;
 
  private:
   UnionBox(const Schema& schema, std::size_t inputs);
