@@ -35,11 +35,12 @@ void run(benchmark::State& state, WindowKind kind) {
   const Schema schema = Schema::parse("seq:i64,ts:i64,key:i64,val:i64,pad:str32").value();
   AggregateParams params;
   params.group_by = {"key"};
-  params.window.kind = kind;
-  if (kind == WindowKind::time) params.window.field = "ts";
-  const std::int64_t size = kind == WindowKind::time ? kTimeWindow : kCountWindow;
-  params.window.size = static_cast<std::uint64_t>(size);
-  params.window.slide = static_cast<std::uint64_t>(size);
+  if (kind == WindowKind::time) {
+    params.window = {.field = "ts", .size = Duration(kTimeWindow), .slide = Duration(kTimeWindow)};
+  } else {
+    const Count size{static_cast<std::uint64_t>(kCountWindow)};
+    params.window = {.size = size, .slide = size};
+  }
   params.aggregates = {{"count", "", "n"}, {"sum", "val", "s"}};
   auto box = AggregateBox::make(params, schema).value();
   CountingConsumer sink;

@@ -55,7 +55,7 @@ struct Generator {
 
 void BM_Join(benchmark::State& state) {
   const auto batch_rows = static_cast<std::size_t>(state.range(0));
-  auto box = JoinBox::make({.left_time = "ts", .right_time = "ts", .window = 500,
+  auto box = JoinBox::make({.left_time = "ts", .right_time = "ts", .window = Duration(500),
                             .equal = {{"key", "key"}}},
                            tuple_schema(), tuple_schema())
                  .value();

@@ -11,6 +11,7 @@
 //
 // Build against an installed boreal: find_package(boreal REQUIRED COMPONENTS operators) and
 // link boreal::operators (tests/package/CMakeLists.txt does exactly this).
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -52,6 +53,7 @@ int failed(const char* what, const ops::Error& error) {
 }  // namespace
 
 int main() {
+  using namespace std::chrono_literals;
   const ops::GeneratorParams trades{
       .schema = "seq:i64,ts:timestamp,key:i32,price:f64,qty:i32",
       .rate = 1000.0,
@@ -69,8 +71,7 @@ int main() {
   if (!filter) return failed("filter", filter.error());
   auto aggregate = ops::AggregateBox::make(
       {.group_by = {"key"},
-       .window = {.kind = ops::WindowKind::time, .field = "ts", .size = 5'000'000'000,
-                  .slide = 5'000'000'000},
+       .window = {.field = "ts", .size = 5s, .slide = 5s},  // tumbling, on the timestamp
        .aggregates = {{"count", "", "n"}, {"sum", "qty", "qty"}, {"max", "price", "top"}}},
       filter.value()->output(0).schema());
   if (!aggregate) return failed("aggregate", aggregate.error());

@@ -348,20 +348,20 @@ Result<std::unique_ptr<AggregateBox>> AggregateBox::make(const AggregateParams& 
     group_fields.push_back(input.field(*input.index_of(name)));
   }
   auto s = std::make_unique<State>(input, std::move(group_fields));
-  s->time = params.window.kind == WindowKind::time;
+  s->time = params.window.kind() == WindowKind::time;
   if (s->time) {
     const Field& f = input.field(*input.index_of(params.window.field));
     s->time_offset = f.offset;
     s->time_i32 = f.type == FieldType::i32;
     s->ts_type = f.type == FieldType::timestamp;
-    s->slack = static_cast<std::int64_t>(params.slack);
-    s->timeout = params.timeout;
+    s->slack = params.slack.count();
+    if (params.timeout) s->timeout = params.timeout->count();
   }
-  s->size = static_cast<std::int64_t>(params.window.size);
-  s->slide = static_cast<std::int64_t>(params.window.slide);
+  s->size = static_cast<std::int64_t>(window_units(params.window.size));
+  s->slide = static_cast<std::int64_t>(window_units(params.window.slide));
   s->pane = std::gcd(s->size, s->slide);
   s->panes_per_window = s->size / s->pane;
-  s->ring = std::bit_ceil(pane_ring_need(params.window.size, params.window.slide,
+  s->ring = std::bit_ceil(pane_ring_need(window_units(params.window.size), window_units(params.window.slide),
                                          static_cast<std::uint64_t>(s->slack)));
   std::uint32_t at = 16;
   std::size_t out_index = params.group_by.size() + 2;

@@ -1,5 +1,6 @@
 // AggregateParams::validate and output_schema: plan-time checks, all problems at once.
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,8 @@ std::string in_quotes(std::string_view s) {
   out.push_back('\'');
   return out;
 }
+
+const char* unit_name(bool time) { return time ? "ns" : "tuples"; }
 
 }  // namespace
 
@@ -65,7 +68,7 @@ std::vector<Error> AggregateParams::validate(const Schema& input) const {
   claim("window_start", "window");
   claim("window_end", "window");
 
-  const bool time = window.kind == WindowKind::time;
+  const bool time = window.kind() == WindowKind::time;
   if (time) {
     if (window.field.empty()) {
       add("a time window needs a time field", "window.field");
@@ -82,32 +85,44 @@ std::vector<Error> AggregateParams::validate(const Schema& input) const {
   } else if (!window.field.empty()) {
     add("a count window has no time field; got " + in_quotes(window.field), "window.field");
   }
-  const bool size_ok = window.size >= 1 && window.size <= kMaxSpan;
-  if (window.size == 0) add("size must be at least 1", "window.size");
-  if (window.size > kMaxSpan) add("size must be at most 2^61", "window.size");
+  // Sizes in tuples or nanoseconds; a negative Duration reads as 0 and is refused with it.
+  const std::uint64_t size = window_units(window.size);
+  const std::uint64_t slide = window_units(window.slide);
+  const bool size_ok = size >= 1 && size <= kMaxSpan;
+  if (size == 0) add("size must be positive; got " + to_string(window.size), "window.size");
+  if (size > kMaxSpan) add(std::string("size must be at most 2^61 ") + unit_name(time), "window.size");
   bool slide_ok = false;
-  if (window.slide == 0) {
-    add("slide must be at least 1", "window.slide");
-  } else if (size_ok && window.slide > window.size) {
-    add("slide " + std::to_string(window.slide) + " is larger than size " +
-            std::to_string(window.size),
+  if (window.size.index() != window.slide.index()) {
+    add("slide is " + to_string(window.slide) + " but size is " + to_string(window.size) +
+            ": a window is either a Duration (time) or a Count (tuples) in both",
+        "window.slide");
+  } else if (slide == 0) {
+    add("slide must be positive; got " + to_string(window.slide), "window.slide");
+  } else if (size_ok && slide > size) {
+    add("slide " + to_string(window.slide) + " is larger than size " + to_string(window.size),
         "window.slide");
   } else {
     slide_ok = size_ok;
   }
   if (!time && timeout) add("a timeout needs a time window", "timeout");
-  if (time && timeout && *timeout <= 0) add("timeout must be positive", "timeout");
-  if (time && timeout && static_cast<std::uint64_t>(*timeout) > kMaxSpan) {
-    add("timeout must be at most 2^61", "timeout");
+  if (time && timeout && timeout->count() <= 0) {
+    add("timeout must be positive; got " + to_string(*timeout), "timeout");
   }
-  if (!time && slack != 0) add("slack needs a time window", "slack");
-  if (slack > kMaxSpan) add("slack must be at most 2^61", "slack");
-  if (slide_ok && slack <= kMaxSpan) {
-    const std::uint64_t panes = pane_ring_need(window.size, window.slide, time ? slack : 0);
+  if (time && timeout && static_cast<std::uint64_t>(timeout->count()) > kMaxSpan) {
+    add("timeout must be at most 2^61 ns", "timeout");
+  }
+  if (!time && slack != Duration::zero()) add("slack needs a time window", "slack");
+  if (slack < Duration::zero()) add("slack must not be negative; got " + to_string(slack), "slack");
+  const auto slack_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(slack.count(), 0));
+  if (slack_ns > kMaxSpan) add("slack must be at most 2^61 ns", "slack");
+  if (slide_ok && slack_ns <= kMaxSpan) {
+    const std::uint64_t panes = pane_ring_need(size, slide, time ? slack_ns : 0);
     if (panes > kMaxPanes) {
+      const std::uint64_t pane = std::gcd(size, slide);
+      const std::string pane_text =
+          time ? to_string(Duration{static_cast<std::int64_t>(pane)}) : to_string(WindowLength{Count{pane}});
       add("size + slack spans " + std::to_string(panes) + " panes of gcd(size, slide) = " +
-              std::to_string(std::gcd(window.size, window.slide)) + "; at most " +
-              std::to_string(kMaxPanes) + " are supported",
+              pane_text + "; at most " + std::to_string(kMaxPanes) + " are supported",
           "window");
     }
   }
@@ -157,7 +172,7 @@ Result<Schema> AggregateParams::output_schema(const Schema& input) const {
   for (const std::string& name : group_by) {
     fields.emplace_back(name, input.field(*input.index_of(name)).type_name());
   }
-  const bool ts = window.kind == WindowKind::time &&
+  const bool ts = window.kind() == WindowKind::time &&
                   input.field(*input.index_of(window.field)).type == FieldType::timestamp;
   fields.emplace_back("window_start", ts ? "timestamp" : "i64");
   fields.emplace_back("window_end", ts ? "timestamp" : "i64");

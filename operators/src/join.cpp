@@ -226,8 +226,11 @@ std::vector<Error> JoinParams::validate(const Schema& left, const Schema& right)
                                "; a timestamp joins only with a timestamp",
                            "params.right_time"});
   }
-  if (window < 0) {
-    errors.push_back(Error{"window must be >= 0, got " + std::to_string(window), "params.window"});
+  if (window < Duration::zero()) {
+    errors.push_back(Error{"window must not be negative; got " + to_string(window), "params.window"});
+  }
+  if (slack < Duration::zero()) {
+    errors.push_back(Error{"slack must not be negative; got " + to_string(slack), "params.slack"});
   }
   for (std::size_t i = 0; i < equal.size(); ++i) {
     const std::string at = "params.equal[" + std::to_string(i) + "]";
@@ -288,7 +291,8 @@ Result<std::unique_ptr<JoinBox>> JoinBox::make(const JoinParams& params, const S
 JoinBox::JoinBox(const JoinParams& params, Schema left, Schema right, Schema output)
     : left_schema_(std::move(left)),
       right_schema_(std::move(right)),
-      window_(params.window),
+      window_(params.window.count()),
+      slack_(params.slack.count()),
       has_band_(params.band.has_value()),
       max_time_{std::numeric_limits<std::int64_t>::min(),
                 std::numeric_limits<std::int64_t>::min()} {
@@ -348,10 +352,14 @@ void JoinBox::on_tuple(std::size_t port, const std::byte* row) {
   const SidePlan& plan = plan_[port];
   const std::size_t other = 1 - port;
   const std::int64_t time = read_int(row, plan.time_offset, plan.time_kind);
+  if (time < saturating_sub(max_time_[port], slack_)) {
+    ++dropped_late_[port];  // late: its partners may be evicted already (join.hpp)
+    return;
+  }
   max_time_[port] = std::max(max_time_[port], time);
-  // No future tuple of this port is older than max_time_, so the other side's tuples older
-  // than max_time_ - window can match nothing more.
-  side_[other]->evict_before(saturating_sub(max_time_[port], window_));
+  // No future tuple of this port that is not late is older than max_time_ - slack, so the
+  // other side's tuples older than max_time_ - slack - window can match nothing more.
+  side_[other]->evict_before(saturating_sub(saturating_sub(max_time_[port], slack_), window_));
 
   // The key: each condition's bytes, strings NUL-padded to the wider side's width, so equal
   // values have equal bytes whatever the two fields' widths.

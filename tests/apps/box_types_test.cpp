@@ -324,7 +324,7 @@ TEST(BoxTypes, UnknownKeyListsTheValidOnes) {
                                 {&kTrades, &kQuotes});
   EXPECT_EQ(join.messages,
             (Messages{"t.yaml:9:7: boxes[0].params.within: unknown key (valid: left_time, "
-                      "right_time, window, equal, band)"}));
+                      "right_time, window, slack, equal, band)"}));
   const Planned inner = plan_box("aggregate", "a",
                                  {"window: {kind: count, size: 2, step: 1}",
                                   "aggregates: [{function: count, as: n}]"},

@@ -111,14 +111,14 @@ std::vector<In> seq_input(std::vector<std::pair<std::int64_t, std::int64_t>> ts_
 
 AggregateParams count_params(std::uint64_t size, std::uint64_t slide,
                              std::vector<AggregateField> aggs) {
-  return {.group_by = {"key"}, .window = {.kind = WindowKind::count, .size = size, .slide = slide},
+  return {.group_by = {"key"}, .window = {.size = Count{size}, .slide = Count{slide}},
           .aggregates = std::move(aggs)};
 }
-AggregateParams time_params(std::uint64_t size, std::uint64_t slide,
-                            std::vector<AggregateField> aggs, std::uint64_t slack = 0) {
+AggregateParams time_params(std::int64_t size, std::int64_t slide,
+                            std::vector<AggregateField> aggs, std::int64_t slack = 0) {
   return {.group_by = {"key"},
-          .window = {.kind = WindowKind::time, .field = "ts", .size = size, .slide = slide},
-          .aggregates = std::move(aggs), .slack = slack};
+          .window = {.field = "ts", .size = Duration(size), .slide = Duration(slide)},
+          .aggregates = std::move(aggs), .slack = Duration(slack)};
 }
 
 const std::vector<AggregateField> kAll = {
@@ -134,7 +134,7 @@ TEST(AggregateBox, OutputSchemaListsGroupsWindowAndAggregates) {
             "key:i64,window_start:i64,window_end:i64,n:i64,sum:i64,sumx:f64,avg:f64,avgx:f64,"
             "mn:i64,mx:i64,mns:str8,mxs:str8,f:i64,l:i64,fx:f64,ls:str8,mxb:bool");
   auto ts = Schema::parse("t:timestamp,v:i32").value();
-  AggregateParams q{.window = {.kind = WindowKind::time, .field = "t", .size = 5, .slide = 5},
+  AggregateParams q{.window = {.field = "t", .size = Duration(5), .slide = Duration(5)},
                     .aggregates = {{"sum", "v", "s"}, {"max", "v", "m"}}};
   EXPECT_EQ(q.output_schema(ts).value().to_string(),
             "window_start:timestamp,window_end:timestamp,s:i64,m:i32");
@@ -363,7 +363,7 @@ TEST(AggregateBox, LateTuplesBeyondSlackAreDroppedAndCounted) {
 
 TEST(AggregateBox, TimeoutClosesQuietWindowsOnTick) {
   auto p = time_params(10, 10, {{"count", "", "n"}});
-  p.timeout = 100;
+  p.timeout = Duration(100);
   auto box = AggregateBox::make(p, input_schema()).value();
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
@@ -394,11 +394,11 @@ TEST(AggregateBox, LongGapsAndNegativeTimes) {
 TEST(AggregateBox, NoGroupByAndCompositeKeys) {
   std::vector<In> in = {{0, 1, 1, 0, false, "a"}, {1, 2, 2, 0, false, "b"}, {2, 1, 3, 0, false, "a"},
                         {3, 1, 4, 0, false, "b"}};
-  AggregateParams none{.window = {.kind = WindowKind::count, .size = 4, .slide = 4},
+  AggregateParams none{.window = {.size = Count{4}, .slide = Count{4}},
                        .aggregates = {{"sum", "val", "s"}}};
   EXPECT_EQ(run(none, in, {3}), (std::vector<std::string>{"0|3|10"}));
   AggregateParams two{.group_by = {"s", "key"},
-                      .window = {.kind = WindowKind::count, .size = 4, .slide = 4},
+                      .window = {.size = Count{4}, .slide = Count{4}},
                       .aggregates = {{"sum", "val", "s2"}}};
   EXPECT_EQ(run(two, in, {3}), (std::vector<std::string>{"a|1|0|1|4", "b|2|0|0|2", "b|1|0|0|4"}));
 }
@@ -423,7 +423,7 @@ TEST(AggregateBox, TimestampAndI32TimeFields) {
   for (const char* type : {"timestamp", "i32"}) {
     SCOPED_TRACE(type);
     const Schema schema = Schema::parse(std::string("t:") + type + ",v:i32").value();
-    AggregateParams p{.window = {.kind = WindowKind::time, .field = "t", .size = 100, .slide = 50},
+    AggregateParams p{.window = {.field = "t", .size = Duration(100), .slide = Duration(50)},
                       .aggregates = {{"sum", "v", "s"}, {"last", "v", "l"}}};
     auto box = AggregateBox::make(p, schema).value();
     Collect out(box->output(0).schema());
@@ -470,13 +470,13 @@ std::string errors_of(const AggregateParams& p) {
 
 TEST(AggregateParams, ReportsEveryProblemAtOnce) {
   AggregateParams p{.group_by = {"nope"},
-                    .window = {.kind = WindowKind::time, .field = "s", .size = 0, .slide = 0},
+                    .window = {.field = "s", .size = Duration(0), .slide = Duration(0)},
                     .aggregates = {{"median", "val", "m"}, {"sum", "s", "m"}}};
   EXPECT_EQ(errors_of(p),
             "params.group_by[0]: unknown field 'nope'\n"
             "params.window.field: time field 's' is str8; expected timestamp, i64 or i32\n"
-            "params.window.size: size must be at least 1\n"
-            "params.window.slide: slide must be at least 1\n"
+            "params.window.size: size must be positive; got 0ns\n"
+            "params.window.slide: slide must be positive; got 0ns\n"
             "params.aggregates[0].function: unknown function 'median'; expected count, sum, min, "
             "max, avg, first or last\n"
             "params.aggregates[1].field: sum needs an i32, i64 or f64 field; 's' is str8\n"
@@ -490,14 +490,20 @@ TEST(AggregateParams, EachErrorKindHasItsMessage) {
   const auto one = [](AggregateParams p) { return errors_of(p); };
   auto base = time_params(10, 5, {{"count", "", "n"}});
   EXPECT_EQ(one(base), "");
-  { auto p = base; p.window.slide = 11; EXPECT_EQ(one(p), "params.window.slide: slide 11 is larger than size 10"); }
+  { auto p = base; p.window.slide = Duration(11); EXPECT_EQ(one(p), "params.window.slide: slide 11ns is larger than size 10ns"); }
   { auto p = base; p.window.field = ""; EXPECT_EQ(one(p), "params.window.field: a time window needs a time field"); }
   { auto p = base; p.window.field = "zz"; EXPECT_EQ(one(p), "params.window.field: unknown field 'zz'"); }
-  { auto p = base; p.window.size = (1ull << 61) + 1; p.window.slide = 1;
-    EXPECT_EQ(one(p), "params.window.size: size must be at most 2^61"); }
-  { auto p = base; p.timeout = 0; EXPECT_EQ(one(p), "params.timeout: timeout must be positive"); }
-  { auto p = base; p.window.size = 5000; p.window.slide = 1;
-    EXPECT_EQ(one(p), "params.window: size + slack spans 5002 panes of gcd(size, slide) = 1; at most 4096 are supported"); }
+  { auto p = base; p.window.size = Duration((1ll << 61) + 1); p.window.slide = Duration(1);
+    EXPECT_EQ(one(p), "params.window.size: size must be at most 2^61 ns"); }
+  { auto p = base; p.timeout = Duration(0); EXPECT_EQ(one(p), "params.timeout: timeout must be positive; got 0ns"); }
+  { auto p = base; p.window.size = Duration(5000); p.window.slide = Duration(1);
+    EXPECT_EQ(one(p), "params.window: size + slack spans 5002 panes of gcd(size, slide) = 1ns; at most 4096 are supported"); }
+  { auto p = base; p.window.slide = Count{5};
+    EXPECT_EQ(one(p), "params.window.slide: slide is 5 tuples but size is 10ns: a window is either a Duration (time) or a Count (tuples) in both"); }
+  { auto p = base; p.slack = Duration(-3); EXPECT_EQ(one(p), "params.slack: slack must not be negative; got -3ns"); }
+  { auto p = base; p.window.size = Duration(-10); p.window.slide = Duration(-10);
+    EXPECT_EQ(one(p), "params.window.size: size must be positive; got -10ns\n"
+                      "params.window.slide: slide must be positive; got -10ns"); }
   { auto p = base; p.aggregates = {}; EXPECT_EQ(one(p), "params.aggregates: at least one aggregate is needed"); }
   { auto p = base; p.aggregates = {{"count", "val", "n"}}; EXPECT_EQ(one(p), "params.aggregates[0].field: count takes no field; got 'val'"); }
   { auto p = base; p.aggregates = {{"max", "", "n"}}; EXPECT_EQ(one(p), "params.aggregates[0].field: max needs a field"); }
@@ -509,8 +515,8 @@ TEST(AggregateParams, EachErrorKindHasItsMessage) {
   { auto p = base; p.aggregates = {{"count", "", "window_end"}}; EXPECT_EQ(one(p), "params.aggregates[0].as: duplicate output name 'window_end'"); }
   auto count = count_params(10, 10, {{"count", "", "n"}});
   { auto p = count; p.window.field = "ts"; EXPECT_EQ(one(p), "params.window.field: a count window has no time field; got 'ts'"); }
-  { auto p = count; p.timeout = 5; EXPECT_EQ(one(p), "params.timeout: a timeout needs a time window"); }
-  { auto p = count; p.slack = 5; EXPECT_EQ(one(p), "params.slack: slack needs a time window"); }
+  { auto p = count; p.timeout = Duration(5); EXPECT_EQ(one(p), "params.timeout: a timeout needs a time window"); }
+  { auto p = count; p.slack = Duration(5); EXPECT_EQ(one(p), "params.slack: slack needs a time window"); }
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ OwnedBatch batch_of(const Schema& schema, std::size_t rows) {
 
 std::unique_ptr<JoinBox> a_join() {
   const Schema side = schema_of("ts:timestamp,k:i64");
-  return ok(JoinBox::make({.left_time = "ts", .right_time = "ts", .window = 10, .equal = {{"k", "k"}}},
+  return ok(JoinBox::make({.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"k", "k"}}},
                           side, side));
 }
 

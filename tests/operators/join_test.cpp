@@ -75,7 +75,7 @@ const auto kLeftData = left_rows({{0, "A", 1, 1.0}, {5, "B", 2, 2.0}, {12, "A", 
 const auto kRightData = right_rows({{8, "A", 3}, {9, "B", 0}, {30, "A", 5}});
 
 TEST(Join, OutputSchemaPrefixesEachSide) {
-  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = 10});
+  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(10)});
   EXPECT_EQ(box->output(0).schema().to_string(),
             "l_ts:timestamp,l_sym:str4,l_k:i32,l_px:f64,r_ts:timestamp,r_sym:str8,r_q:i64");
   EXPECT_EQ(box->type(), "join");
@@ -83,7 +83,7 @@ TEST(Join, OutputSchemaPrefixesEachSide) {
 }
 
 TEST(Join, EqualityWithinWindowLeftThenRight) {
-  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = 10, .equal = {{"sym", "sym"}}});
+  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"sym", "sym"}}});
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
   box->process(0, kLeftData);
@@ -100,7 +100,7 @@ TEST(Join, EqualityWithinWindowLeftThenRight) {
 }
 
 TEST(Join, InterleavedArrivalGivesSameSetInArrivalOrder) {
-  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = 10, .equal = {{"sym", "sym"}}});
+  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"sym", "sym"}}});
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
   for (std::size_t i = 0; i < 3; ++i) {
@@ -113,7 +113,7 @@ TEST(Join, InterleavedArrivalGivesSameSetInArrivalOrder) {
 }
 
 TEST(Join, IntegerBandWithoutEquality) {
-  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = 100,
+  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(100),
                       .band = Band{"k", "q", 2.0}});
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
@@ -126,7 +126,7 @@ TEST(Join, IntegerBandWithoutEquality) {
 }
 
 TEST(Join, DoubleBandComparesAsDoubles) {
-  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = 100,
+  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(100),
                       .band = Band{"px", "q", 0.5}});
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
@@ -136,7 +136,7 @@ TEST(Join, DoubleBandComparesAsDoubles) {
 }
 
 TEST(Join, WindowZeroNeedsEqualTimes) {
-  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = 0});
+  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(0)});
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
   box->process(0, left_rows({{7, "A", 1, 1.0}, {8, "B", 2, 2.0}}));
@@ -148,7 +148,7 @@ TEST(Join, WindowZeroNeedsEqualTimes) {
 TEST(Join, StringsOfDifferentWidthsCompareByValue) {
   const Schema wide = schema_of("t:i64,s:str16");
   const Schema narrow = schema_of("t:i32,s:str2");
-  auto box = make_ok({.left_time = "t", .right_time = "t", .window = 5, .equal = {{"s", "s"}}},
+  auto box = make_ok({.left_time = "t", .right_time = "t", .window = Duration(5), .equal = {{"s", "s"}}},
                      wide, narrow);
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
@@ -233,7 +233,7 @@ std::vector<std::string> nested_loop(const JoinParams& p, const RandomCase& c) {
     for (Row r : BatchView(c.right)) {
       const auto lt = FieldRef<std::int64_t>{0}.get(l);
       const auto rt = FieldRef<std::int64_t>{0}.get(r);
-      if (std::abs(lt - rt) > p.window) continue;
+      if (std::abs(lt - rt) > p.window.count()) continue;
       if (!p.equal.empty() &&
           FieldRef<std::string_view>{8, 4}.get(l) != FieldRef<std::string_view>{8, 8}.get(r)) {
         continue;
@@ -258,10 +258,10 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
 }
 
 const std::vector<JoinParams> kRandomParams = {
-    {.left_time = "ts", .right_time = "ts", .window = 3, .equal = {{"sym", "sym"}}},
-    {.left_time = "ts", .right_time = "ts", .window = 0},
-    {.left_time = "ts", .right_time = "ts", .window = 5, .band = Band{"k", "q", 1.0}},
-    {.left_time = "ts", .right_time = "ts", .window = 8, .equal = {{"sym", "sym"}},
+    {.left_time = "ts", .right_time = "ts", .window = Duration(3), .equal = {{"sym", "sym"}}},
+    {.left_time = "ts", .right_time = "ts", .window = Duration(0)},
+    {.left_time = "ts", .right_time = "ts", .window = Duration(5), .band = Band{"k", "q", 1.0}},
+    {.left_time = "ts", .right_time = "ts", .window = Duration(8), .equal = {{"sym", "sym"}},
      .band = Band{"px", "q", 2.5}},
 };
 
@@ -327,9 +327,11 @@ TEST(JoinParams, TimestampJoinsOnlyTimestamp) {
             "timestamp; a timestamp joins only with a timestamp");
 }
 
-TEST(JoinParams, NegativeWindow) {
-  EXPECT_EQ(error_of({.left_time = "ts", .right_time = "ts", .window = -1}),
-            "params.window: window must be >= 0, got -1");
+TEST(JoinParams, NegativeWindowOrSlack) {
+  EXPECT_EQ(error_of({.left_time = "ts", .right_time = "ts", .window = Duration(-1)}),
+            "params.window: window must not be negative; got -1ns");
+  EXPECT_EQ(error_of({.left_time = "ts", .right_time = "ts", .slack = std::chrono::milliseconds(-2)}),
+            "params.slack: slack must not be negative; got -2ms");
 }
 
 TEST(JoinParams, EqualityTypes) {
@@ -354,9 +356,80 @@ TEST(JoinParams, BandOnStringsAndBadWidth) {
 }
 
 TEST(JoinParams, ValidParamsHaveNoErrors) {
-  const JoinParams params{.left_time = "ts", .right_time = "ts", .window = 1,
+  const JoinParams params{.left_time = "ts", .right_time = "ts", .window = Duration(1),
                           .equal = {{"sym", "sym"}}, .band = Band{"px", "q", 0}};
   EXPECT_TRUE(params.validate(kLeft, kRight).empty());
+}
+
+}  // namespace
+}  // namespace boreal::ops
+
+namespace boreal::ops {
+namespace {
+
+// Each port's tuples arrive out of time order, none more than `disorder` behind the greatest
+// time its port has seen before it: each tuple arrives at its time plus a random delay in
+// [0, disorder], the two ports merged by arrival.
+RandomCase shuffled(const RandomCase& c, std::mt19937_64& rng, std::int64_t disorder) {
+  struct Arrival {
+    std::int64_t at;
+    Event event;
+  };
+  std::vector<Arrival> arrivals;
+  const BatchView inputs[2] = {c.left, c.right};
+  for (std::size_t port = 0; port < 2; ++port) {
+    for (std::size_t i = 0; i < inputs[port].size(); ++i) {
+      const std::int64_t t = FieldRef<std::int64_t>{0}.get(inputs[port].row(i));
+      arrivals.push_back({t + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(disorder + 1)),
+                          Event{port, i}});
+    }
+  }
+  std::stable_sort(arrivals.begin(), arrivals.end(),
+                   [](const Arrival& a, const Arrival& b) { return a.at < b.at; });
+  RandomCase out{OwnedBatch(kLeft, c.left.size()), OwnedBatch(kRight, c.right.size()), {}};
+  for (Row row : BatchView(c.left)) out.left.append_copy(row);
+  for (Row row : BatchView(c.right)) out.right.append_copy(row);
+  for (const Arrival& a : arrivals) out.arrival.push_back(a.event);
+  return out;
+}
+
+TEST(Join, SlackJoinsShuffledInputLikeTheSortedInput) {
+  const std::uint64_t seed = std::random_device{}();
+  std::cout << "seed " << seed << '\n';
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  constexpr std::int64_t kDisorder = 40;  // times advance about 1.5 per tuple
+  for (int round = 0; round < 5; ++round) {
+    const RandomCase c = shuffled(random_case(rng, 1000, 1000), rng, kDisorder);
+    for (JoinParams params : kRandomParams) {
+      const auto expected = sorted(nested_loop(params, c));
+      ASSERT_FALSE(expected.empty());
+      params.slack = Duration(kDisorder);
+      EXPECT_EQ(sorted(run(params, c, 64)), expected);
+      // Without slack the late tuples are dropped: a subset, and fewer.
+      params.slack = Duration(0);
+      const auto without = sorted(run(params, c, 64));
+      EXPECT_LT(without.size(), expected.size());
+      EXPECT_TRUE(std::includes(expected.begin(), expected.end(), without.begin(), without.end()));
+    }
+  }
+}
+
+TEST(Join, LateTuplesAreDroppedAndCountedPerPort) {
+  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(10),
+                      .slack = Duration(5), .equal = {{"sym", "sym"}}});
+  Collect out(box->output(0).schema());
+  box->output(0).connect(&out);
+  // Left: 100, then 96 (4 behind: within the slack), then 94 (6 behind: late).
+  box->process(0, left_rows({{100, "A", 1, 1.0}, {96, "A", 2, 2.0}, {94, "A", 3, 3.0}}));
+  // Right: 90 matches 100 and 96 (|d| <= 10); 80 is 10 behind 90, late, though it would
+  // match 94's partner window.
+  box->process(1, right_rows({{90, "A", 7}, {80, "A", 8}}));
+  box->finish(0);
+  box->finish(1);
+  EXPECT_EQ(box->dropped_late(0), 1u);
+  EXPECT_EQ(box->dropped_late(1), 1u);
+  EXPECT_EQ(out.rows, (std::vector<std::string>{"96,A,2,2.000000,90,A,7", "100,A,1,1.000000,90,A,7"}));
 }
 
 }  // namespace

@@ -41,8 +41,8 @@ constexpr std::array<std::string_view, 5> kAggregateKeys = {"group_by", "window"
                                                             "timeout", "slack"};
 constexpr std::array<std::string_view, 4> kWindowKeys = {"kind", "field", "size", "slide"};
 constexpr std::array<std::string_view, 3> kAggregateFieldKeys = {"function", "field", "as"};
-constexpr std::array<std::string_view, 5> kJoinKeys = {"left_time", "right_time", "window",
-                                                       "equal", "band"};
+constexpr std::array<std::string_view, 6> kJoinKeys = {"left_time", "right_time", "window",
+                                                       "slack", "equal", "band"};
 constexpr std::array<std::string_view, 2> kEqualKeys = {"left", "right"};
 constexpr std::array<std::string_view, 3> kBandKeys = {"left", "right", "width"};
 constexpr std::array<std::string_view, 2> kBSortKeys = {"field", "slack"};
@@ -490,8 +490,15 @@ std::optional<BoxPlan> plan_aggregate(const YamlValue* params, const YamlValue& 
       const YamlValue* field = m->find("field");
       if (field != nullptr) p.window.field = r.string(*field).value_or("");
       // A bad kind: guess from the field, so validate() does not add a consequence.
-      p.window.kind =
+      const ops::WindowKind effective =
           kind.value_or(field != nullptr ? ops::WindowKind::time : ops::WindowKind::count);
+      // Lengths are tuples (a Count) or nanoseconds (a Duration), as the kind says.
+      const auto length = [effective](std::int64_t n) -> ops::WindowLength {
+        if (effective == ops::WindowKind::count) return ops::Count{static_cast<std::uint64_t>(n)};
+        return ops::Duration(n);
+      };
+      p.window.size = length(0);
+      p.window.slide = length(0);
       time = time_field(input, p.window.field);
       const auto read_size = [&](const YamlValue& value) -> std::optional<std::int64_t> {
         return kind == ops::WindowKind::count ? r.integer(value, 1, kMaxInt)
@@ -500,12 +507,12 @@ std::optional<BoxPlan> plan_aggregate(const YamlValue* params, const YamlValue& 
       bool size_read = false;
       if (const YamlValue* s = r.require(*m, "size")) {
         if (auto n = read_size(*s)) {
-          p.window.size = static_cast<std::uint64_t>(*n);
+          p.window.size = length(*n);
           size_read = true;
         }
       }
       if (const YamlValue* s = m->find("slide")) {
-        if (auto n = read_size(*s)) p.window.slide = static_cast<std::uint64_t>(*n);
+        if (auto n = read_size(*s)) p.window.slide = length(*n);
       } else {
         p.window.slide = p.window.size;
         if (!size_read) r.fail("window.slide");
@@ -528,11 +535,12 @@ std::optional<BoxPlan> plan_aggregate(const YamlValue* params, const YamlValue& 
     }
   }
   if (const YamlValue* v = r.find("timeout")) {
-    p.timeout = kind == ops::WindowKind::count ? r.integer(*v, 1, kMaxInt) : r.span(*v, time, 1);
+    const auto n = kind == ops::WindowKind::count ? r.integer(*v, 1, kMaxInt) : r.span(*v, time, 1);
+    if (n) p.timeout = ops::Duration(*n);
   }
   if (const YamlValue* v = r.find("slack")) {
     const auto n = kind == ops::WindowKind::count ? r.integer(*v, 0, kMaxInt) : r.span(*v, time, 0);
-    p.slack = static_cast<std::uint64_t>(n.value_or(0));
+    p.slack = ops::Duration(n.value_or(0));
   }
   if (!inputs_known) return std::nullopt;
   r.check(p.validate(*input));
@@ -559,7 +567,8 @@ std::optional<BoxPlan> plan_join(const YamlValue* params, const YamlValue& box_a
   if (const YamlValue* v = r.require("left_time")) p.left_time = r.string(*v).value_or("");
   if (const YamlValue* v = r.require("right_time")) p.right_time = r.string(*v).value_or("");
   const TimeField time = time_field(inputs_known ? inputs[0] : nullptr, p.left_time);
-  if (const YamlValue* v = r.require("window")) p.window = r.span(*v, time, 0).value_or(0);
+  if (const YamlValue* v = r.require("window")) p.window = ops::Duration(r.span(*v, time, 0).value_or(0));
+  if (const YamlValue* v = r.find("slack")) p.slack = ops::Duration(r.span(*v, time, 0).value_or(0));
   if (const YamlValue* v = r.find("equal")) {
     if (auto items = r.list(*v)) {
       for (const YamlValue& item : *items) {

@@ -1,9 +1,9 @@
 // Aggregate: group-by, windows on a tuple count or a time field, count/sum/min/max/avg/
 // first/last, a timeout, and out-of-order input within a slack.
 //
+//   using namespace std::chrono_literals;
 //   auto agg = AggregateBox::make({.group_by = {"sym"},
-//                                  .window = {.kind = WindowKind::time, .field = "ts",
-//                                             .size = 10'000'000'000, .slide = 5'000'000'000},
+//                                  .window = {.field = "ts", .size = 10s, .slide = 5s},
 //                                  .aggregates = {{"count", "", "n"}, {"avg", "price", "avg"}}},
 //                                 schema).value();
 //
@@ -15,7 +15,7 @@
 //          by group in first-seen order, each group's windows by start.
 //          window_start / window_end = index of the window's first / last tuple (inclusive)
 //          within its group; for a partial window, the last tuple it actually holds.
-//   time:  on a timestamp, i64 or i32 field, in that field's unit (ns for timestamp). Window k
+//   time:  on a timestamp, i64 or i32 field holding nanoseconds (window.hpp). Window k
 //          is [k*slide, k*slide + size), aligned to multiples of slide from 0 (negative
 //          times too). A window is emitted when the watermark (highest time seen - slack)
 //          reaches its end; windows holding no tuple are never emitted. Emission order: by
@@ -25,14 +25,14 @@
 //          window_start = k*slide, window_end = k*slide + size (exclusive).
 //   slide == size is tumbling, slide < size sliding.
 //
-// Out of order (time windows only): Borealis-style slack, not watermarks carried by the
-// stream. A tuple whose time is at most `slack` behind the highest time seen is placed in its
-// windows; windows close only when highest - slack passes their end. An older tuple is
-// dropped and counted (dropped_late()). With distinct times, any input order within the
+// Out of order (time windows only): slack, as window.hpp defines it for the aggregate and the
+// join. Here the watermark is the highest time seen - slack: a tuple at or after it is placed
+// in its windows, windows close only when the watermark passes their end, and an older tuple
+// is dropped and counted (dropped_late()). With distinct times, any input order within the
 // slack gives the same output as the sorted input (f64 sums and averages up to rounding:
 // floating-point addition follows arrival order).
 //
-// Timeout (time windows only): tick(now), `now` in the time field's unit. When
+// Timeout (time windows only): tick(now), `now` in nanoseconds like the time field. When
 // now - highest time seen >= timeout, every window holding a tuple is emitted (as at the end
 // of input) and the watermark moves to the end of the last of them: later tuples falling into
 // a closed window are late (dropped and counted).
@@ -64,6 +64,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <variant>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,16 +72,21 @@
 #include <boreal/ops/box.hpp>
 #include <boreal/ops/error.hpp>
 #include <boreal/ops/schema.hpp>
+#include <boreal/ops/window.hpp>
 
 namespace boreal::ops {
 
 enum class WindowKind : std::uint8_t { count, time };
 
 struct WindowSpec {
-  WindowKind kind = WindowKind::count;
-  std::string field;        // the time field (time windows only; empty for count)
-  std::uint64_t size = 0;   // tuples (count) or time-field units (time); >= 1
-  std::uint64_t slide = 0;  // same unit; 1 <= slide <= size (== size: tumbling)
+  std::string field{};  // the time field (time windows only; empty for count windows)
+  WindowLength size{};  // a Duration (a time window) or a Count (a count window); > 0
+  WindowLength slide{};  // the same kind as size; 0 < slide <= size (== size: tumbling)
+
+  // time when size is a Duration, count when it is a Count.
+  [[nodiscard]] WindowKind kind() const noexcept {
+    return std::holds_alternative<Count>(size) ? WindowKind::count : WindowKind::time;
+  }
 };
 
 struct AggregateField {
@@ -92,14 +98,15 @@ struct AggregateField {
 struct AggregateParams {
   // Largest pane ring a group may need: (size + slack) / gcd(size, slide) + 2.
   static constexpr std::uint64_t kMaxPanes = 4096;
-  // Largest size, slide, slack or timeout (keeps every time computation inside int64).
+  // Largest size, slide, slack or timeout, in tuples or nanoseconds (keeps every time
+  // computation inside int64): 2^61 ns is about 73 years.
   static constexpr std::uint64_t kMaxSpan = std::uint64_t{1} << 61;
 
-  std::vector<std::string> group_by;
-  WindowSpec window;
-  std::vector<AggregateField> aggregates;
-  std::optional<std::int64_t> timeout{};  // time windows only, time-field units, > 0
-  std::uint64_t slack = 0;              // time windows only, time-field units
+  std::vector<std::string> group_by{};
+  WindowSpec window{};
+  std::vector<AggregateField> aggregates{};
+  std::optional<Duration> timeout{};  // time windows only, > 0
+  Duration slack{0};                  // time windows only, >= 0
 
   // Every problem, each with its `where` ("params.window.size", "params.aggregates[1].field").
   [[nodiscard]] std::vector<Error> validate(const Schema& input) const;

@@ -6,7 +6,7 @@
 //   |l.x - r.y| <= width for band {x, y, width}                  (optional)
 // and every match becomes one output row, emitted as soon as the second of the two arrives.
 //
-//   JoinParams params{.left_time = "ts", .right_time = "ts", .window = 1'000'000,
+//   JoinParams params{.left_time = "ts", .right_time = "ts", .window = 1ms,
 //                     .equal = {{"sym", "sym"}}, .band = Band{"price", "bid", 0.5}};
 //   auto join = JoinBox::make(params, quotes, trades).value();
 //   join->output(0).connect(&sink);
@@ -16,17 +16,21 @@
 // Algorithm: a symmetric hash join. Each side keeps the tuples that may still match a future
 // tuple of the other side, in arrival order, hash-indexed on the bytes of its equality key. A
 // new tuple first evicts the other side's tuples that are older than (its port's greatest time
-// so far - window), then probes the other side's index and emits one row per match, then is
-// stored on its own side. With no equality condition every stored tuple is in one chain and a
-// probe scans the whole window; a band alone is checked on every candidate (no band index).
+// so far - slack - window), then probes the other side's index and emits one row per match,
+// then is stored on its own side. With no equality condition every stored tuple is in one
+// chain and a probe scans the whole window; a band alone is checked on every candidate (no
+// band index).
 //
-// Time order. Each port's tuples are assumed to arrive in non-decreasing order of its time
-// field. Under that assumption the SET of output rows is exactly the nested-loop join of the
-// two full inputs, whatever the interleaving of batches across the ports: a stored tuple is
-// evicted only once the other port has passed the time beyond which it can match nothing.
-// A port's tuple older than that port's greatest time may miss partners already evicted.
+// Time order and slack: out-of-order input as the aggregate takes it (window.hpp, "Slack").
+// Per port, a tuple more than `slack` older than the greatest time its port has seen is late:
+// it is dropped and counted (dropped_late()), neither probed nor stored. Every other tuple
+// meets every partner it matches, so the SET of output rows is exactly the nested-loop join
+// of the two inputs without their late tuples, whatever the interleaving of batches across
+// the ports: a stored tuple is evicted only once the other port's greatest time, less the
+// slack, is past the time beyond which it can match nothing. With slack 0 each port must
+// arrive in non-decreasing time order, or its older tuples are dropped.
 // Memory: a side's tuples are evicted only as the OTHER port's time advances, so a port that
-// stays silent lets the other side's state grow.
+// stays silent lets the other side's state grow; a slack keeps `slack` more of each side.
 //
 // Output order is deterministic for a given arrival order of tuples across the ports and does
 // not depend on how either input is cut into batches: matches are emitted in the order the
@@ -61,6 +65,7 @@
 #include <boreal/ops/box.hpp>
 #include <boreal/ops/error.hpp>
 #include <boreal/ops/schema.hpp>
+#include <boreal/ops/window.hpp>
 
 namespace boreal::ops {
 
@@ -74,7 +79,8 @@ struct Band {
 struct JoinParams {
   std::string left_time{};   // timestamp, i64 or i32 field of the left input
   std::string right_time{};  // same, of the right input
-  std::int64_t window = 0;  // in the time fields' unit (ns for timestamps); >= 0
+  Duration window{0};  // >= 0; the time fields hold nanoseconds (window.hpp)
+  Duration slack{0};   // >= 0: how far a port's tuple may be older than its port's newest
   std::vector<std::pair<std::string, std::string>> equal{};  // (left field, right field)
   std::optional<Band> band{};
 
@@ -105,6 +111,8 @@ class JoinBox final : public Box {
 
   // Tuples currently held for future matches, per port (0 = left, 1 = right).
   [[nodiscard]] std::size_t stored(std::size_t port) const noexcept;
+  // Tuples dropped as later than the slack allows, per port.
+  [[nodiscard]] std::uint64_t dropped_late(std::size_t port) const noexcept { return dropped_late_[port]; }
 
   // The plan, bound at make() time; public so join.cpp's helpers can share it.
   enum class NumKind : std::uint8_t { i32, i64, f64 };
@@ -140,7 +148,8 @@ class JoinBox final : public Box {
 
   Schema left_schema_;
   Schema right_schema_;
-  std::int64_t window_;
+  std::int64_t window_;  // ns
+  std::int64_t slack_;   // ns
   bool has_band_;
   bool band_as_double_ = false;
   double band_width_ = 0;
@@ -148,6 +157,7 @@ class JoinBox final : public Box {
   SidePlan plan_[2];
   std::unique_ptr<JoinSide> side_[2];
   std::int64_t max_time_[2];
+  std::uint64_t dropped_late_[2] = {0, 0};
   std::vector<std::byte> key_scratch_;
 };
 
