@@ -103,7 +103,8 @@ std::vector<Error> check(const MapParams& params, const Schema& input, std::vect
       auto parsed = Schema::make({{"x", type}});
       if (!parsed) {
         errors.push_back(Error{"unknown type '" + type +
-                                   "' (types: i32, i64, f64, bool, timestamp, strN with 1 <= N <= 4096)",
+                                   "' (types: i32, i64, f64, bool, timestamp, strN with 1 <= N <= " +
+                                   std::to_string(kMaxStrWidth) + ")",
                                at + ".type"});
         continue;
       }

@@ -12,8 +12,11 @@ struct TypeSpec {
   std::uint32_t width;
 };
 
-constexpr std::string_view kValidTypes =
-    "valid types: i32, i64, f64, bool, timestamp, strN with 1 <= N <= 4096";
+const std::string& valid_types() {
+  static const std::string text = "valid types: i32, i64, f64, bool, timestamp, strN with 1 <= N <= " +
+                                  std::to_string(kMaxStrWidth);
+  return text;
+}
 
 std::string at_index(std::size_t index) { return "fields[" + std::to_string(index) + "]"; }
 
@@ -47,11 +50,12 @@ Result<TypeSpec> parse_type(std::string_view text, std::string_view field_name) 
         return TypeSpec{FieldType::str, width};
       }
       return fail("string width of field " + in_quotes(field_name) + " is " + std::string(digits) +
-                  "; strN needs 1 <= N <= 4096");
+                  "; strN needs 1 <= N <= " + std::to_string(kMaxStrWidth) +
+                  " (the largest tuple, one frame's payload on every medium)");
     }
   }
   return fail("unknown type " + in_quotes(text) + " for field " + in_quotes(field_name) + "; " +
-              std::string(kValidTypes));
+              valid_types());
 }
 
 std::uint32_t alignment_of(FieldType type) {
@@ -116,8 +120,10 @@ Result<Schema> Schema::make(std::vector<std::pair<std::string, std::string>> fie
 
     offset = round_up(offset, alignment_of(spec.value().type));
     if (offset + spec.value().width > kMaxTupleBytes) {
-      return fail("tuple would exceed " + std::to_string(kMaxTupleBytes) + " bytes at field " +
-                      in_quotes(name),
+      return fail("with field " + in_quotes(name) + " the tuple needs " +
+                      std::to_string(round_up(offset + spec.value().width, 8)) +
+                      " bytes; a tuple holds at most " + std::to_string(kMaxTupleBytes) +
+                      " (one frame's payload on every medium)",
                   at_index(i));
     }
     schema.fields_.push_back(Field{std::move(name), spec.value().type, spec.value().width,

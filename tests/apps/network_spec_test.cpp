@@ -1,5 +1,6 @@
 #include "spec/box_types.hpp"
 #include "spec/network_spec.hpp"
+#include "spec/spec_values.hpp"
 
 #include <chrono>
 #include <map>
@@ -352,7 +353,7 @@ TEST(NetworkSpecErrors, UnknownSchema) {
 TEST(NetworkSpecErrors, BadSchemaField) {
   EXPECT_EQ(errors_of(base_with({{3, "  tick: [{seq: i64}, {pad: i33}]"}})),
             Errors{"t.yaml:3:22: schemas.tick[1]: unknown type 'i33' for field 'pad'; valid types: "
-                   "i32, i64, f64, bool, timestamp, strN with 1 <= N <= 4096"});
+                   "i32, i64, f64, bool, timestamp, strN with 1 <= N <= 65496"});
   EXPECT_EQ(errors_of(base_with({{3, "  tick: [{seq: i64}, pad]"}})),
             Errors{"t.yaml:3:22: schemas.tick[1]: expected one {field: type} pair, got 'pad'"});
 }
@@ -459,7 +460,7 @@ TEST(NetworkSpecErrors, BatchMustHoldOneTuple) {
                                      "{p3: str4096}, {p4: str4096}, {p5: str4096}, {p6: str4096}, "
                                      "{p7: str4096}, {p8: str4096}, {p9: str4096}]"}})),
             Errors{"t.yaml:13:10: boxes[0].out: the default batch_bytes (32768) cannot hold one "
-                   "tuple of stream 's' (36872 bytes); set transport.batch_bytes"});
+                   "tuple of stream 's' (36872 bytes); set transport.batch_bytes to 36872 or more"});
 }
 
 TEST(NetworkSpecErrors, InvalidYamlIsOneLocatedError) {
@@ -664,7 +665,7 @@ TEST(ApplyOverrides, EachBadFlagIsNamedInItsError) {
             Errors{"--batch-bytes: must be at most 4294967295, got 4294967296"});
   EXPECT_EQ(one([](Overrides& f) { f.batch_bytes = 32; }),
             Errors{"--batch-bytes: batch_bytes 32 cannot hold one tuple of stream 'ticks' (64 "
-                   "bytes)"});
+                   "bytes); give --batch-bytes 64 or more"});
   EXPECT_EQ(one([](Overrides& f) { f.flush_us = -5; }),
             Errors{"--flush-us: must not be negative, got -5"});
   EXPECT_EQ(one([](Overrides& f) { f.window = 0; }), Errors{"--window: must be positive, got 0"});
@@ -722,13 +723,30 @@ TEST(ApplyOverrides, TupleBytesResizesTheLastStrFieldOfEachSourceSchema) {
   EXPECT_EQ(override_errors(spec, flags),
             Errors{"--tuple-bytes: schema 'tick' of source 'gen' needs at least 32 bytes (with "
                    "str1 for 'pad'), got 24"});
-  flags.tuple_bytes = 4128;
+  flags.tuple_bytes = 65504;
   EXPECT_EQ(override_errors(spec, flags),
-            Errors{"--tuple-bytes: schema 'tick' of source 'gen' holds at most 4120 bytes (with "
-                   "str4096 for 'pad'), got 4128"});
-  flags.tuple_bytes = 40000;  // resizable no longer, and past the batch anyway
-  EXPECT_EQ(override_errors(spec, flags).size(), 1u);
+            Errors{"--tuple-bytes: must be at most 65496 (the largest tuple, one frame's payload "
+                   "on every medium), got 65504"});
+  flags.tuple_bytes = 40000;  // resizable, but past the default batch
+  EXPECT_EQ(override_errors(spec, flags),
+            Errors{"--tuple-bytes: batch_bytes 32768 cannot hold one tuple of stream 'ticks' "
+                   "(40000 bytes); give --batch-bytes 40000 or more"});
   EXPECT_EQ(spec.find_schema("tick")->tuple_bytes(), 32u);
+  // Strings wider than the 4096 bytes they once stopped at.
+  flags.tuple_bytes = 8192;
+  ASSERT_TRUE(apply_overrides(spec, flags));
+  EXPECT_EQ(spec.find_schema("tick")->to_string(), "seq:i64,ts:timestamp,key:i64,pad:str8168");
+  flags.tuple_bytes = 65496;
+  flags.batch_bytes = 65496;
+  ASSERT_TRUE(apply_overrides(spec, flags));
+  EXPECT_EQ(spec.find_schema("tick")->to_string(), "seq:i64,ts:timestamp,key:i64,pad:str65472");
+  EXPECT_EQ(spec.find_schema("tick")->tuple_bytes(), 65496u);
+  // resize_last_str() itself names the same limit.
+  const auto beyond = resize_last_str(*spec.find_schema("tick"), 65504);
+  ASSERT_FALSE(beyond);
+  EXPECT_EQ(beyond.error().message,
+            "holds at most 65496 bytes (the largest tuple, one frame's payload on every medium), "
+            "got 65504");
 }
 
 TEST(ApplyOverrides, TupleBytesPicksTheWidestStrThatGivesExactlyThatSize) {
@@ -760,13 +778,13 @@ TEST(ApplyOverrides, TupleBytesThatOutgrowTheBatchBlameTheFlag) {
   flags.batch_bytes = 1024;
   EXPECT_EQ(override_errors(spec, flags),
             Errors{"--batch-bytes: batch_bytes 1024 cannot hold one tuple of stream 'ticks' (4096 "
-                   "bytes)"});
+                   "bytes); give --batch-bytes 4096 or more"});
   spec.transport.batch_bytes = 2048;
   spec.streams[0].transport.batch_bytes = 2048;
   flags.batch_bytes.reset();
   EXPECT_EQ(override_errors(spec, flags),
             Errors{"--tuple-bytes: batch_bytes 2048 cannot hold one tuple of stream 'ticks' (4096 "
-                   "bytes)"});
+                   "bytes); give --batch-bytes 4096 or more"});
   EXPECT_EQ(spec.find_schema("tick")->tuple_bytes(), 64u);
 }
 

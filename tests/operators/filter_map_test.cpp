@@ -240,7 +240,7 @@ TEST(Map, ReportsEveryBadFieldAtOnce) {
             "params.fields[1].name: duplicate output name 'a' (also params.fields[0])\n"
             "params.fields[2].name: output name '1x' is not an identifier (letters, digits, '_')\n"
             "params.fields[3].type: unknown type 'f32' (types: i32, i64, f64, bool, timestamp, "
-            "strN with 1 <= N <= 4096)\n"
+            "strN with 1 <= N <= 65496)\n"
             "params.fields[4].type: cannot store a bool expression in a i64 field\n"
             "params.fields[5].name: output name is empty\n"
             "params.fields[5].expression col 1: unknown field 'nope' (fields: seq, price, qty, "

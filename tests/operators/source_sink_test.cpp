@@ -264,7 +264,7 @@ TEST(GeneratorParams, ReportsEveryProblemAtOnce) {
 TEST(GeneratorParams, BadSchemaText) {
   EXPECT_EQ(error_of({.schema = "a:i33"}),
             "params.schema.fields[0]: unknown type 'i33' for field 'a'; valid types: i32, i64, "
-            "f64, bool, timestamp, strN with 1 <= N <= 4096");
+            "f64, bool, timestamp, strN with 1 <= N <= 65496");
 }
 
 TEST(GeneratorParams, KeyProblems) {

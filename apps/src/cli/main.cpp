@@ -12,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <boreal/ops/schema.hpp>
+
 #include "bench_command.hpp"
 #include "launch/launcher.hpp"
 #include "spec/network_spec.hpp"
@@ -77,7 +79,9 @@ struct OverrideFlags {
                    "Seconds after the links start that are not measured (CPU, rates, latency)")
         ->group("Sources (override the file)");
     app.add_option("--tuple-bytes", values.tuple_bytes,
-                   "Tuple size: resizes the last string field of each source's schema")
+                   "Tuple size in bytes: resizes the last string field of each source's schema; a "
+                   "multiple of 8, at most " + std::to_string(boreal::ops::kMaxTupleBytes) +
+                       " (one frame on every medium) and within --batch-bytes")
         ->group("Sources (override the file)");
   }
 };

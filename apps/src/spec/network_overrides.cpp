@@ -119,7 +119,12 @@ void apply_source_flags(NetworkSpec& spec, const Overrides& overrides, FlagError
 // --tuple-bytes: resizes each source's schema (once per schema name).
 void apply_tuple_bytes(NetworkSpec& spec, std::int64_t tuple_bytes, FlagErrors& errors) {
   if (auto bad = check_range(tuple_bytes, 1, ops::kMaxTupleBytes)) {
-    errors.add("--tuple-bytes", *bad);
+    errors.add("--tuple-bytes", tuple_bytes > 0 ? "must be at most " +
+                                                      std::to_string(ops::kMaxTupleBytes) +
+                                                      " (the largest tuple, one frame's payload "
+                                                      "on every medium), got " +
+                                                      std::to_string(tuple_bytes)
+                                                : *bad);
     return;
   }
   if (tuple_bytes % 8 != 0) {
@@ -170,7 +175,8 @@ SpecResult<void> apply_overrides(NetworkSpec& spec, const Overrides& overrides) 
       if (schema == nullptr || schema->tuple_bytes() <= stream.transport.batch_bytes) continue;
       errors.add(flag, "batch_bytes " + std::to_string(stream.transport.batch_bytes) +
                            " cannot hold one tuple of stream " + in_quotes(stream.name) + " (" +
-                           std::to_string(schema->tuple_bytes()) + " bytes)");
+                           std::to_string(schema->tuple_bytes()) + " bytes); give --batch-bytes " +
+                           std::to_string(schema->tuple_bytes()) + " or more");
     }
   }
   // --provider without a fabric link would be silently ignored: say so instead.

@@ -721,8 +721,11 @@ void Parser::check_batch_fit() {
     } else if (default_batch_at_) {
       problems_.add(*default_batch_at_, batch + " bytes cannot hold " + tuple);
     } else {
+      // A schema's tuple is at most ops::kMaxTupleBytes, which every medium's frame holds
+      // (spec_values.hpp), so the size asked for here is always one the links can take.
       problems_.add(first_mention_[s].at, "the default batch_bytes (" + batch + ") cannot hold " +
-                                              tuple + "; set transport.batch_bytes");
+                                              tuple + "; set transport.batch_bytes to " +
+                                              std::to_string(schema->tuple_bytes()) + " or more");
     }
   }
 }

@@ -133,27 +133,36 @@ transport::Result<ops::Schema> resize_last_str(const ops::Schema& schema,
   const std::string& name = schema.field(*last_str).name;
 
   const std::uint64_t smallest = size_with(schema, *last_str, 1);
-  const std::uint64_t largest = size_with(schema, *last_str, ops::kMaxStrWidth);
   if (tuple_bytes < 0 || static_cast<std::uint64_t>(tuple_bytes) < smallest) {
     return fail(ErrorCategory::config, 0,
                 "needs at least " + std::to_string(smallest) + " bytes (with str1 for " +
                     in_quotes(name) + ")" + got);
   }
-  if (static_cast<std::uint64_t>(tuple_bytes) > largest) {
+  // The string alone may fill the largest tuple (kMaxStrWidth == kMaxTupleBytes), so the tuple
+  // limit is the only upper bound.
+  static_assert(ops::kMaxStrWidth >= ops::kMaxTupleBytes);
+  if (static_cast<std::uint64_t>(tuple_bytes) > ops::kMaxTupleBytes) {
     return fail(ErrorCategory::config, 0,
-                "holds at most " + std::to_string(largest) + " bytes (with str" +
-                    std::to_string(ops::kMaxStrWidth) + " for " + in_quotes(name) + ")" + got);
+                "holds at most " + std::to_string(ops::kMaxTupleBytes) +
+                    " bytes (the largest tuple, one frame's payload on every medium)" + got);
   }
   if (tuple_bytes % 8 != 0) {
     return fail(ErrorCategory::config, 0,
                 "must be a multiple of 8 (tuples are 8-byte aligned)" + got);
   }
   // The size grows with the width in steps of 8 (the final round-up), so between the two
-  // limits every multiple of 8 is reached; take the widest width that reaches it.
-  std::uint64_t width = ops::kMaxStrWidth;
+  // limits every multiple of 8 is reached; take the widest width that reaches it: the largest
+  // width whose size is at most `wanted` (binary search, the size being monotone in the width).
   const auto wanted = static_cast<std::uint64_t>(tuple_bytes);
-  while (width > 1 && size_with(schema, *last_str, width) > wanted) {
-    --width;
+  std::uint64_t width = 1;  // size_with(width) <= wanted holds
+  std::uint64_t above = std::uint64_t{ops::kMaxStrWidth} + 1;  // size_with(above) > wanted
+  while (above - width > 1) {
+    const std::uint64_t middle = width + (above - width) / 2;
+    if (size_with(schema, *last_str, middle) <= wanted) {
+      width = middle;
+    } else {
+      above = middle;
+    }
   }
   std::vector<std::pair<std::string, std::string>> fields;
   for (std::size_t i = 0; i < schema.field_count(); ++i) {

@@ -14,6 +14,7 @@
 
 #include <boreal/ops/schema.hpp>
 #include <boreal/transport/error.hpp>
+#include <boreal/transport/frame.hpp>
 #include <boreal/transport/wait_mode.hpp>
 
 #include "spec/network_spec.hpp"
@@ -25,6 +26,15 @@ namespace boreal::runtime {
 inline constexpr std::int64_t kMaxMicros = 60'000'000;
 // Largest batch_bytes and window: they are 32-bit on the wire.
 inline constexpr std::int64_t kMaxU32 = 0xFFFF'FFFF;
+
+// ops::kMaxTupleBytes is the one limit of a tuple's size (ops/schema.hpp says why): the schema
+// parser, the batch_bytes checks of a network file and of the flags, and --tuple-bytes all
+// use it. Here, where both libraries are seen, it is held to what it stands for: the largest
+// multiple of 8 that one frame's payload holds on every medium. So whatever batch_bytes an
+// error asks for to fit a tuple, every medium accepts.
+static_assert(ops::kMaxTupleBytes <= transport::kMaxPayloadBytesEveryMedium &&
+                  ops::kMaxTupleBytes + 8 > transport::kMaxPayloadBytesEveryMedium,
+              "ops::kMaxTupleBytes must be the largest tuple one frame holds on every medium");
 
 // "must be positive, got 0", "must not be negative, got -3", "must be at most 4294967295, got
 // 5000000000"; nullopt when min <= value <= max. min is 0 or 1 in practice.
@@ -63,7 +73,7 @@ struct TransportPatch {
 // `schema` with its last str field resized so that tuple_bytes() == tuple_bytes exactly (the
 // widest such field, so the tuple has no tail padding). Errors: the schema has no str field;
 // tuple_bytes is not a multiple of 8 (tuples are 8-aligned); it is below the size with a str1
-// field or above the size with a str4096 field (both limits are named).
+// field or above ops::kMaxTupleBytes (both limits are named).
 [[nodiscard]] transport::Result<ops::Schema> resize_last_str(const ops::Schema& schema,
                                                              std::int64_t tuple_bytes);
 

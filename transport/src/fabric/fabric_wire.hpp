@@ -64,7 +64,8 @@ inline constexpr std::size_t kControlMessageBytes = kFrameHeaderBytes + kRmaSetu
 // fabric-rma limits that follow from the 32-bit immediate.
 inline constexpr std::uint32_t kMaxRmaSlots = 256;
 inline constexpr std::uint32_t kMaxRmaLinks = 255;
-inline constexpr std::size_t kMaxRmaFrameBytes = 65535;
+// A 16-bit frame length: the limit that bounds every medium's frames (frame.hpp).
+inline constexpr std::size_t kMaxRmaFrameBytes = kMaxFrameBytesEveryMedium;
 // The sender's credit words: [credit total][acknowledged sequence], 8 bytes each.
 inline constexpr std::uint64_t kCreditWordAt = 0;
 inline constexpr std::uint64_t kAckWordAt = 8;

@@ -11,7 +11,8 @@
 //   f64           IEEE-754 double
 //   bool          one byte, 0 or 1
 //   timestamp     int64 nanoseconds since the Unix epoch, CLOCK_REALTIME (ops::Timestamp)
-//   strN          N bytes, 1 <= N <= 4096, NUL-padded (e.g. str8, str40); see FieldRef
+//   strN          N bytes, 1 <= N <= kMaxStrWidth (65496), NUL-padded (e.g. str8, str40); see
+//                 FieldRef
 //
 // Canonical text and hash. to_string() is "name:type" per field, joined by ',' with no
 // spaces: "seq:i64,ts:timestamp,pad:str40". The layout is a function of this text alone, and
@@ -41,10 +42,20 @@ namespace boreal::ops {
 
 enum class FieldType : std::uint8_t { i32, i64, f64, boolean, timestamp, str };
 
-inline constexpr std::uint32_t kMaxStrWidth = 4096;
-// Largest tuple a schema may describe. Keeps every offset and size well inside 32 bits; a
-// tuple this large would already hold a wire frame to a handful of rows.
-inline constexpr std::uint32_t kMaxTupleBytes = 1u << 20;
+// Largest tuple a schema may describe: the limit of boreal's tuple size, the one constant the
+// schema parser, the network file's batch_bytes checks and `--tuple-bytes` all refer to.
+//
+// Why 65496: a link sends tuples whole, so a frame's payload must hold at least one tuple, and
+// a tuple must travel on every medium, so that a network's schemas do not depend on its media.
+// fabric-rma writes a frame's length into 16 bits of the RDMA write's immediate data, so its
+// frames are at most 65535 bytes, of which 32 are the header: 65503 bytes of payload
+// (transport::kMaxPayloadBytesEveryMedium; tcp, fabric-msg and inproc take any 32-bit length).
+// Tuples are multiples of 8 bytes, so the largest is 65496. boreal::ops does not depend on
+// the transport; the runtime static_asserts the two agree (apps/src/spec/spec_values.hpp).
+inline constexpr std::uint32_t kMaxTupleBytes = 65496;
+// A string field may fill a whole tuple (a schema with the field alone is exactly that big).
+inline constexpr std::uint32_t kMaxStrWidth = kMaxTupleBytes;
+static_assert(kMaxTupleBytes % 8 == 0, "tuples are padded to a multiple of 8 bytes");
 
 // The C++ value of a `timestamp` field: nanoseconds since the Unix epoch on the system clock
 // (CLOCK_REALTIME on Linux). Stored as a raw int64 count of nanoseconds.

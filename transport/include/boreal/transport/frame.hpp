@@ -16,6 +16,13 @@ namespace boreal::transport {
 inline constexpr std::uint32_t kFrameMagic = 0x46'4C'52'42;  // "BRLF" read as little-endian bytes
 inline constexpr std::uint16_t kFrameVersion = 1;
 inline constexpr std::size_t kFrameHeaderBytes = 32;
+// The largest frame, header included, that every medium carries: fabric-rma writes a frame's
+// length into 16 bits of the RDMA write's immediate data. (tcp, fabric-msg and inproc take any
+// 32-bit payload length.) A link's max_payload_bytes must hold one tuple, and a tuple must
+// travel on every medium, so ops::kMaxTupleBytes fits kMaxPayloadBytesEveryMedium.
+inline constexpr std::size_t kMaxFrameBytesEveryMedium = 65535;
+inline constexpr std::size_t kMaxPayloadBytesEveryMedium =
+    kMaxFrameBytesEveryMedium - kFrameHeaderBytes;
 
 // What a frame carries. A frame has exactly one of data, credit, heartbeat, hello;
 // end_of_stream may accompany data (possibly with zero tuples).
