@@ -80,15 +80,15 @@ void BM_CsvRead(benchmark::State& state) {
     std::istringstream in(csv);
     auto reader = CsvReader::make({.path = "bench", .stream = &in}, gen.schema()).value();
     state.ResumeTiming();
-    while (true) {
+    for (bool end = false; !end;) {
       back.clear();
       auto got = reader->read(back, rows);
       if (!got) {
         state.SkipWithError(got.error().describe().c_str());
         return;
       }
-      if (got.value() == 0) break;
-      total += static_cast<std::int64_t>(got.value());
+      end = got.value().end;
+      total += static_cast<std::int64_t>(got.value().rows);
     }
   }
   state.SetItemsProcessed(total);

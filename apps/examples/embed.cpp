@@ -9,6 +9,20 @@
 // counts add up to the rows that passed the filter, counted straight from the generator.
 // The output is the same on every run (the generator is deterministic for its seed).
 //
+// Every make() returns a Result<T>: the object, or an Error saying what is wrong and where.
+// Check it, then use it. value() on a Result that holds an error does not throw: it ends the
+// program (std::terminate), since using a value that is not there is a programmer error.
+//
+//   auto filter = ops::Filter::make({.predicate = "price > 50.0"}, schema);
+//   if (!filter) return failed("filter", filter.error());  // prints error().describe()
+//   graph.add(std::move(filter).value());                  // checked above: safe
+//
+// error().message is the problem alone ("unknown field 'prize' ..."), error().where the
+// place ("params.predicate col 1"), and error().describe() both.
+//
+// embed_csv.cpp beside this file does the same from a CSV file: CsvReader -> filter ->
+// aggregate -> CsvWriter, with the reading loop CsvReader::read() is made for.
+//
 // Build against an installed boreal: find_package(boreal REQUIRED COMPONENTS operators) and
 // link boreal::operators (tests/package/CMakeLists.txt does exactly this).
 #include <chrono>

@@ -3,6 +3,8 @@
 #include <cassert>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <istream>
 #include <limits>
@@ -237,11 +239,24 @@ Result<void> CsvReader::parse_into(MutRow row) {
   return success();
 }
 
-Result<std::size_t> CsvReader::read(Batch& out, std::size_t max_rows) {
+void CsvReader::no_room(const Batch& out, std::size_t max_rows) const noexcept {
+  std::string why = "with max_rows " + std::to_string(max_rows);
+  if (out.full()) why = "into a full batch (" + std::to_string(out.capacity_rows()) + " rows)";
+  std::fprintf(stderr,
+               "boreal: CsvReader::read of %s %s: clear or hand over the batch before reading "
+               "again (0 rows would look like the end of the input)\n",
+               in_quotes(name_).c_str(), why.c_str());
+  std::abort();
+}
+
+Result<CsvRead> CsvReader::read(Batch& out, std::size_t max_rows) {
   assert(out.tuple_bytes() == schema_.tuple_bytes());
   if (stuck_) return boost::outcome_v2::failure(*stuck_);
-  std::size_t appended = 0;
-  while (appended < max_rows && !out.full() && !eof_) {
+  // Checked before the input is looked at, so a call with no room aborts whether or not
+  // rows are left: the outcome does not depend on where the input happens to end.
+  if (out.full() || max_rows == 0) no_room(out, max_rows);
+  CsvRead got;
+  while (got.rows < max_rows && !out.full() && !eof_) {
     Result<void> ok = success();
     auto record = next_record();
     if (!record) {
@@ -255,14 +270,15 @@ Result<std::size_t> CsvReader::read(Batch& out, std::size_t max_rows) {
     }
     if (!ok) {
       stuck_ = ok.error();
-      if (appended > 0) return appended;  // the error comes with the next call
+      if (got.rows > 0) return got;  // the error comes with the next call
       return boost::outcome_v2::failure(*stuck_);
     }
     out.append_copy(Row(scratch_.data()));
-    ++appended;
+    ++got.rows;
     ++rows_;
   }
-  return appended;
+  got.end = eof_;
+  return got;
 }
 
 }  // namespace boreal::ops

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <limits>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -311,6 +313,15 @@ TEST(GeneratorParams, RangeProblems) {
 
 // ---- CSV --------------------------------------------------------------------------------
 
+}  // namespace
+
+// gtest finds it by argument-dependent lookup, so it lives in CsvRead's namespace.
+void PrintTo(const CsvRead& got, std::ostream* out) {
+  *out << "{rows " << got.rows << ", end " << (got.end ? "true" : "false") << "}";
+}
+
+namespace {
+
 constexpr const char* kCsvSchema = "id:i64,n:i32,x:f64,ok:bool,t:timestamp,s:str8";
 
 std::string read_error(const std::string& text, bool header = true) {
@@ -319,10 +330,10 @@ std::string read_error(const std::string& text, bool header = true) {
   auto reader = CsvReader::make({.path = "in.csv", .stream = &in, .header = header}, schema);
   if (!reader) return reader.error().describe();
   OwnedBatch batch(schema, 16);
-  while (true) {  // rows before a bad record come in one call, its error with the next
-    auto rows = reader.value()->read(batch, 16);
-    if (!rows) return rows.error().describe();
-    if (rows.value() == 0) break;
+  for (bool end = false; !end;) {  // rows before a bad record come in one call, its error next
+    auto got = reader.value()->read(batch, 16);
+    if (!got) return got.error().describe();
+    end = got.value().end;
   }
   if (!reader.value()->done()) return "(not done)";
   return "(read " + std::to_string(batch.size()) + " rows)";
@@ -335,9 +346,10 @@ TEST(CsvReader, ReadsValuesAndQuotes) {
   std::istringstream in("7,8,-0.25,1,123,\"x\ny\"");
   auto reader = CsvReader::make({.path = "in.csv", .stream = &in, .header = false}, schema).value();
   OwnedBatch batch(schema, 4);
-  ASSERT_EQ(reader->read(batch, 4).value(), 1u);
-  EXPECT_EQ(reader->read(batch, 4).value(), 0u);
+  // The call that reaches the end of the input says so; a later one returns no rows and the end.
+  ASSERT_EQ(reader->read(batch, 4).value(), (CsvRead{.rows = 1, .end = true}));
   EXPECT_TRUE(reader->done());
+  EXPECT_EQ(reader->read(batch, 4).value(), (CsvRead{.rows = 0, .end = true}));
   const Row row = batch.row(0);
   EXPECT_EQ(FieldRef<std::int64_t>::bind(schema, "id").value().get(row), 7);
   EXPECT_EQ(FieldRef<std::int32_t>::bind(schema, "n").value().get(row), 8);
@@ -399,7 +411,7 @@ TEST(CsvReader, RowsBeforeAnErrorArriveFirst) {
   std::istringstream in("1\n2\nzz\n4\n");
   auto reader = CsvReader::make({.path = "p", .stream = &in, .header = false}, schema).value();
   OwnedBatch batch(schema, 8);
-  EXPECT_EQ(reader->read(batch, 8).value(), 2u);
+  EXPECT_EQ(reader->read(batch, 8).value(), (CsvRead{.rows = 2, .end = false}));
   auto next = reader->read(batch, 8);
   ASSERT_FALSE(next);
   EXPECT_EQ(next.error().describe(), "p:3:1: bad i64 value 'zz' for field 'a': expected an integer");
@@ -413,6 +425,74 @@ TEST(CsvReader, MissingFile) {
   ASSERT_FALSE(reader);
   EXPECT_EQ(reader.error().describe(),
             "params.path: cannot open '/nonexistent/boreal.csv': No such file or directory");
+}
+
+// A file of `rows` rows (a = 0, 1, 2, ...) under a header, read through a 16-row batch by the
+// loop source.hpp documents. Returns "rows=<n> sum=<sum of a> calls=<reads> last=<rows of the
+// last read>".
+std::string read_in_batches(int rows, bool stop_at_zero_rows) {
+  const Schema schema = Schema::parse("a:i64").value();
+  const std::string path = ::testing::TempDir() + "boreal_csv_loop_" +
+                           std::to_string(::getpid()) + "_" + std::to_string(rows) + ".csv";
+  {
+    std::ofstream file(path, std::ios::binary);
+    file << "a\n";
+    for (int i = 0; i < rows; ++i) file << i << "\n";
+  }
+  auto reader = CsvReader::make({.path = path}, schema).value();
+  auto a = FieldRef<std::int64_t>::bind(schema, "a").value();
+  OwnedBatch batch(schema, 16);
+  std::size_t total = 0;
+  std::int64_t sum = 0;
+  int calls = 0;
+  std::size_t last = 0;
+  for (bool end = false; !end;) {
+    batch.clear();
+    auto got = reader->read(batch);
+    ++calls;
+    if (!got) return got.error().describe();
+    last = got.value().rows;
+    // The other natural loop, on the count: 0 rows only ever comes with the end.
+    end = stop_at_zero_rows ? got.value().rows == 0 : got.value().end;
+    if (got.value().rows != batch.size()) return "rows " + std::to_string(last) + " != batch";
+    for (Row row : batch) sum += a.get(row);
+    total += batch.size();
+  }
+  std::remove(path.c_str());
+  return "rows=" + std::to_string(total) + " sum=" + std::to_string(sum) +
+         " calls=" + std::to_string(calls) + " last=" + std::to_string(last) +
+         " done=" + (reader->done() ? "yes" : "no");
+}
+
+TEST(CsvReader, NaturalLoopReadsEveryRowOfAFileLargerThanABatch) {
+  // 100 rows: six full batches, then the last 4 rows with the end.
+  EXPECT_EQ(read_in_batches(100, false), "rows=100 sum=4950 calls=7 last=4 done=yes");
+  // 96 rows fill six batches exactly; the seventh call finds the end with no rows.
+  EXPECT_EQ(read_in_batches(96, false), "rows=96 sum=4560 calls=7 last=0 done=yes");
+  // Stopping at the first read that returns no rows: one more call when the end came with
+  // the last rows, and every row all the same.
+  EXPECT_EQ(read_in_batches(100, true), "rows=100 sum=4950 calls=8 last=0 done=yes");
+  EXPECT_EQ(read_in_batches(96, true), "rows=96 sum=4560 calls=7 last=0 done=yes");
+}
+
+// The loop that truncated silently before CsvRead: it never clears its batch, so the second
+// call found the batch full and returned 0 rows, which looked like the end of the input.
+TEST(CsvReaderDeathTest, ReadingIntoAFullBatchAbortsInsteadOfLookingLikeTheEnd) {
+  const Schema schema = Schema::parse("a:i64").value();
+  std::istringstream in("1\n2\n3\n4\n5\n6\n");
+  auto reader = CsvReader::make({.path = "p", .stream = &in, .header = false}, schema).value();
+  OwnedBatch batch(schema, 4);
+  ASSERT_EQ(reader->read(batch).value(), (CsvRead{.rows = 4, .end = false}));
+  EXPECT_DEATH((void)reader->read(batch),
+               "boreal: CsvReader::read of 'p' into a full batch \\(4 rows\\): clear or hand "
+               "over the batch before reading again \\(0 rows would look like the end of the "
+               "input\\)");
+  batch.clear();
+  EXPECT_DEATH((void)reader->read(batch, 0), "boreal: CsvReader::read of 'p' with max_rows 0: ");
+  // Neither aborted call consumed input (they ran in a child process; this is the parent's
+  // reader, which the checks leave where it was).
+  EXPECT_EQ(reader->read(batch).value(), (CsvRead{.rows = 2, .end = true}));
+  EXPECT_EQ(reader->rows_read(), 6u);
 }
 
 TEST(CsvWriter, WritesHeaderRowsAndQuotesWhenNeeded) {
@@ -478,10 +558,10 @@ TEST(CsvRoundTrip, ReaderReadsBackTheWrittenBytes) {
       reader = CsvReader::make({.path = "t", .stream = &text, .delimiter = delimiter}, schema)
                    .value();
       OwnedBatch back(schema, 64);
-      while (true) {
+      for (bool end = false; !end;) {
         auto got = reader->read(back, rows);
         ASSERT_TRUE(got) << got.error().describe();
-        if (got.value() == 0) break;
+        end = got.value().end;
       }
       ASSERT_EQ(back.size(), batch.size());
       EXPECT_TRUE(std::equal(back.bytes().begin(), back.bytes().end(), batch.bytes().begin()))
@@ -508,7 +588,8 @@ TEST(CsvRoundTrip, ThroughAFile) {
   }
   auto reader = CsvReader::make({.path = path}, schema).value();
   OwnedBatch back(schema, 3);
-  EXPECT_EQ(reader->read(back, 3).value(), 3u);
+  // The batch filled up at the last row, before the reader could see the end of the file.
+  EXPECT_EQ(reader->read(back, 3).value(), (CsvRead{.rows = 3, .end = false}));
   EXPECT_TRUE(std::equal(back.bytes().begin(), back.bytes().end(), batch.bytes().begin()));
   std::remove(path.c_str());
 }

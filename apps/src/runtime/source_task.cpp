@@ -115,7 +115,7 @@ std::size_t SourceTask::fill(std::size_t rows, std::int64_t& now_real) {
       error_ = "source '" + name_ + "': " + read.error().message;
       return 0;
     }
-    return read.value();
+    return read.value().rows;  // the end of the file shows in csv_->done()
   }
   if (!generator_) return 0;
   if (period_ns_ > 0) return generator_->fill(*batch_, rows);

@@ -16,7 +16,19 @@
 //   gen.fill_due(batch, clock_ns());              // only the rows due by now at the rate
 //
 // CsvReader reads rows of a schema from CSV text (a file or any std::istream) and reports the
-// first malformed value as "file:line:column" with what was expected.
+// first malformed value as "file:line:column" with what was expected. Each read() says how
+// many rows it appended and whether the input has ended (CsvRead below), so a loop stops at
+// the end of the input and nowhere else:
+//
+//   auto reader = CsvReader::make({.path = "trades.csv"}, schema).value();
+//   OwnedBatch batch(schema, 1024);
+//   for (bool end = false; !end;) {
+//     batch.clear();
+//     auto got = reader->read(batch);             // up to the room in the batch
+//     if (!got) return got.error();               // "trades.csv:17:5: bad f64 value ..."
+//     end = got.value().end;
+//     consume(batch);                             // may be empty on the last turn
+//   }
 //
 // Neither is a Box: a source has no input. Drive one from the caller's thread and hand its
 // batches to a box's process() or any BatchConsumer. Not thread-safe; one thread per object.
@@ -184,21 +196,43 @@ struct CsvReaderParams {
   char delimiter = ',';
 };
 
+// What one CsvReader::read() did. A call stops for one of three reasons: it appended
+// max_rows rows, the batch is full, or the input ended; only the last sets `end`, so "the
+// batch is full" can never be mistaken for "the input is exhausted".
+struct CsvRead {
+  std::size_t rows = 0;  // appended to the batch by this call
+  // The input is exhausted: no later call appends a row. The call that appends the last rows
+  // says so only if it reached the end of the input itself; when the batch filled up (or
+  // max_rows was reached) exactly at the last row, it cannot know without waiting for more
+  // bytes, and the next call returns {0, true}. So rows == 0 only ever comes with end.
+  bool end = false;
+
+  friend bool operator==(const CsvRead&, const CsvRead&) = default;
+};
+
 // Reads CSV as CsvWriter writes it (RFC 4180 quoting: a field in double quotes may hold the
 // delimiter, newlines and "" for a quote; \r\n line ends are accepted). Values: integers in
 // decimal, f64 as std::from_chars reads them (including inf and nan), bool as true/false/1/0,
 // timestamp as integer nanoseconds since the epoch, strN as raw bytes (at most N).
 class CsvReader {
  public:
+  // read()'s default max_rows: as many rows as the batch has room for.
+  static constexpr std::size_t kRoom = std::numeric_limits<std::size_t>::max();
+
   // Opens the file (or takes the stream) and reads and checks the header line.
   static Result<std::unique_ptr<CsvReader>> make(const CsvReaderParams& params,
                                                  const Schema& schema);
 
-  // Appends up to max_rows rows (bounded by the room in `out`) and returns how many; 0 once
-  // the input is exhausted. An error names "file:line:column" (1-based; the column counts
-  // bytes) and what was expected; rows of the bad record are not appended, the rows before
-  // it are, and the reader is then stuck at that error. Precondition: `out` has the schema.
-  Result<std::size_t> read(Batch& out, std::size_t max_rows);
+  // Appends up to max_rows rows (by default, and always at most, the room left in `out`) and
+  // says how many and whether the input has ended; see CsvRead and the loop at the top of
+  // this file. An error names "file:line:column" (1-based; the column counts bytes) and what
+  // was expected; rows of the bad record are not appended, the rows before it are (that call
+  // succeeds, the next one returns the error), and the reader is then stuck at that error.
+  // Preconditions: `out` has the schema, and the call can append a row: `out` is not full and
+  // max_rows > 0. A call that could append nothing would return 0 rows without being at the
+  // end, which is the confusion CsvRead exists to rule out, so it aborts with a message
+  // (like Batch::append on a full batch): clear or hand over the batch before reading again.
+  [[nodiscard]] Result<CsvRead> read(Batch& out, std::size_t max_rows = kRoom);
 
   [[nodiscard]] bool done() const noexcept { return eof_; }
   // Data rows read so far (the header not counted).
@@ -219,6 +253,7 @@ class CsvReader {
   Result<void> check_count() const;  // the record has one cell per field
   Result<void> check_header();
   Result<void> parse_into(MutRow row);
+  [[noreturn]] void no_room(const Batch& out, std::size_t max_rows) const noexcept;
 
   Schema schema_;
   std::string name_;
