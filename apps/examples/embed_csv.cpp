@@ -34,6 +34,7 @@
 //
 // Build against an installed boreal: find_package(boreal REQUIRED COMPONENTS operators) and
 // link boreal::operators (tests/package/CMakeLists.txt builds this file that way).
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -58,6 +59,7 @@ int failed(const char* what, const ops::Error& error) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  using namespace std::chrono_literals;
   // The default is relative to the top of boreal's source tree.
   const std::string path = argc > 1 ? argv[1] : "apps/examples/embed_csv_input.csv";
 
@@ -72,8 +74,7 @@ int main(int argc, char** argv) {
   if (!filter) return failed("filter", filter.error());
   auto aggregate = ops::AggregateBox::make(
       {.group_by = {"sym"},
-       .window = {.kind = ops::WindowKind::time, .field = "ts", .size = 1'000'000'000,
-                  .slide = 1'000'000'000},
+       .window = {.field = "ts", .size = 1s, .slide = 1s},  // tumbling, one second
        .aggregates = {{"count", "", "n"}, {"sum", "qty", "volume"}, {"max", "price", "high"}}},
       filter.value()->output(0).schema());
   if (!aggregate) return failed("aggregate", aggregate.error());

@@ -9,6 +9,7 @@
 //   >= release_from_. Live panes span less than the ring (pane_ring_need), so two live panes
 //   never share a ring slot.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cassert>
 #include <cstring>
@@ -90,6 +91,37 @@ struct AggregateBox::State {
   std::vector<std::uint32_t> gid_scratch;
   std::vector<std::byte> merged;
 
+  // Expression arguments: exprs[j] fills value column j (Expr::kChunkRows slots of 8 bytes)
+  // for the chunk of the batch being added; see aggregate_accumulator.hpp.
+  std::vector<Expr> exprs;
+  std::vector<std::byte> values;
+  std::array<std::int64_t, Expr::kChunkRows> ints{};
+  std::array<double, Expr::kChunkRows> floats{};
+  std::array<bool, Expr::kChunkRows> bools{};
+
+  void fill_values(const BatchView& batch, std::size_t first) {
+    const std::size_t count = std::min(Expr::kChunkRows, batch.size() - first);
+    for (std::size_t j = 0; j < exprs.size(); ++j) {
+      std::byte* column = values.data() + j * Expr::kChunkRows * 8;
+      Expr& e = exprs[j];
+      switch (e.kind()) {
+        case ValueKind::integer:
+          e.eval_int_batch(batch, first, count, ints.data());
+          std::memcpy(column, ints.data(), count * 8);
+          break;
+        case ValueKind::floating:
+          e.eval_float_batch(batch, first, count, floats.data());
+          std::memcpy(column, floats.data(), count * 8);
+          break;
+        case ValueKind::boolean:
+          e.eval_bool_batch(batch, first, count, bools.data());
+          for (std::size_t i = 0; i < count; ++i) column[i * 8] = std::byte{bools[i]};
+          break;
+        case ValueKind::string: break;  // refused by validate()
+      }
+    }
+  }
+
   Output* out = nullptr;
 
   // The row's group, giving a new group its pane ring (and count cursor).
@@ -123,9 +155,10 @@ struct AggregateBox::State {
     return rec;
   }
 
-  void add_tuple(std::byte* rec, const std::byte* row, std::int64_t t) {
+  template <bool kValues>
+  void add_tuple(std::byte* rec, const std::byte* row, const std::byte* vals, std::int64_t t) {
     const std::int64_t n = load<std::int64_t>(rec + 8);
-    for (const Agg& a : aggs) update(a, rec, row, t, n == 0);
+    for (const Agg& a : aggs) update<kValues>(a, rec, row, vals, t, n == 0);
     store(rec + 8, n + 1);
   }
 
@@ -162,7 +195,8 @@ struct AggregateBox::State {
   std::uint32_t key_out_window = 0;  // offset of window_start (window_end follows)
 
   // ---- count windows ----
-  void count_tuple(std::uint32_t g, const std::byte* row) {
+  template <bool kValues>
+  void count_tuple(std::uint32_t g, const std::byte* row, const std::byte* vals) {
     Cursor& c = cursors[g];
     const std::int64_t i = c.n++;
     if (i == c.pane_end) {
@@ -171,7 +205,7 @@ struct AggregateBox::State {
     }
     bool fresh;
     std::byte* rec = touch(g, c.pane, fresh);
-    add_tuple(rec, row, i);
+    add_tuple<kValues>(rec, row, vals, i);
     if (i == c.next_close) {
       const std::int64_t start = i + 1 - size;
       emit(g, start / pane, panes_per_window, start, i);
@@ -200,7 +234,8 @@ struct AggregateBox::State {
     return floor_div(sat_sub(w, size), slide) + 1;
   }
 
-  void time_tuple(const std::byte* row, std::uint32_t g, std::int64_t t) {
+  template <bool kValues>
+  void time_tuple(const std::byte* row, const std::byte* vals, std::uint32_t g, std::int64_t t) {
     const std::int64_t q = pane_of(t);
     bool fresh;
     std::byte* rec = touch(g, q, fresh);
@@ -213,7 +248,7 @@ struct AggregateBox::State {
       }
       rp.gids.push_back(g);
     }
-    add_tuple(rec, row, t);
+    add_tuple<kValues>(rec, row, vals, t);
   }
 
   // Accepts t (returns false if late), moving the watermark and closing windows first.
@@ -312,27 +347,44 @@ struct AggregateBox::State {
     return load<std::int64_t>(row + time_offset);
   }
 
-  template <bool kTime, KeyMode M>
+  // kValues: some argument is an expression; its values for the next kChunkRows rows are
+  // computed before the first of them is added (a late tuple's values go unused).
+  template <bool kTime, KeyMode M, bool kValues>
   void run(const BatchView& batch) {
     const std::byte* row = batch.size() == 0 ? nullptr : batch.row(0).data();
     const std::uint32_t stride = batch.tuple_bytes();
     for (std::size_t i = 0; i < batch.size(); ++i, row += stride) {
+      const std::byte* vals = nullptr;
+      if constexpr (kValues) {
+        const std::size_t slot = i % Expr::kChunkRows;
+        if (slot == 0) fill_values(batch, i);
+        vals = values.data() + slot * 8;
+      }
       if constexpr (kTime) {
         const std::int64_t t = time_of(row);
         if (!admit(t)) continue;
-        time_tuple(row, group_of<M>(row), t);
+        time_tuple<kValues>(row, vals, group_of<M>(row), t);
       } else {
-        count_tuple(group_of<M>(row), row);
+        count_tuple<kValues>(group_of<M>(row), row, vals);
       }
+    }
+  }
+
+  template <bool kTime, bool kValues>
+  void dispatch_keys(const BatchView& batch) {
+    switch (groups.mode()) {
+      case KeyMode::none: run<kTime, KeyMode::none, kValues>(batch); break;
+      case KeyMode::word: run<kTime, KeyMode::word, kValues>(batch); break;
+      case KeyMode::bytes: run<kTime, KeyMode::bytes, kValues>(batch); break;
     }
   }
 
   template <bool kTime>
   void dispatch(const BatchView& batch) {
-    switch (groups.mode()) {
-      case KeyMode::none: run<kTime, KeyMode::none>(batch); break;
-      case KeyMode::word: run<kTime, KeyMode::word>(batch); break;
-      case KeyMode::bytes: run<kTime, KeyMode::bytes>(batch); break;
+    if (exprs.empty()) {
+      dispatch_keys<kTime, false>(batch);
+    } else {
+      dispatch_keys<kTime, true>(batch);
     }
   }
 };
@@ -370,6 +422,14 @@ Result<std::unique_ptr<AggregateBox>> AggregateBox::make(const AggregateParams& 
     Agg agg{};
     if (fn == AggFunction::count) {
       agg.op = Op::count;
+    } else if (is_expression_argument(a.field, input)) {
+      Expr e = Expr::compile(a.field, input).value();
+      const FieldType type = expression_field_type(e.kind());
+      agg.op = pick_op(fn, type);
+      agg.from_values = true;
+      agg.in_offset = static_cast<std::uint32_t>(s->exprs.size() * Expr::kChunkRows * 8);
+      agg.width = type == FieldType::boolean ? 1 : 8;
+      s->exprs.push_back(std::move(e));
     } else {
       const Field& f = input.field(*input.index_of(a.field));
       agg.op = pick_op(fn, f.type);
@@ -381,6 +441,7 @@ Result<std::unique_ptr<AggregateBox>> AggregateBox::make(const AggregateParams& 
     agg.out_offset = out.field(out_index++).offset;
     s->aggs.push_back(agg);
   }
+  s->values.resize(s->exprs.size() * Expr::kChunkRows * 8);
   s->pane_bytes = at;
   s->group_stride = s->ring * s->pane_bytes;
   s->merged.resize(s->pane_bytes);

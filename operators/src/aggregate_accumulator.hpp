@@ -5,6 +5,11 @@
 // Slot layout at Agg::at in a pane record: [aux: i64][value: width rounded up to 8 bytes].
 // aux is the time (or index) of the value for first/last; sums are i64 (wrapping, computed
 // on uint64) or f64; min/max/first/last keep the field's own bytes.
+//
+// An argument is read from the tuple (in_offset into the row) or, for an expression argument,
+// from the box's value columns (in_offset into the current row's slot there: column j of
+// Expr::kChunkRows 8-byte slots starts at j * kChunkRows * 8). Its values are typed as an i64,
+// f64 or bool field would be, so the same ops apply.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +33,7 @@ struct Agg {
   std::uint32_t width = 0;   // value bytes in the input (and the output, for min..last)
   std::uint32_t at = 0;      // offset of [aux][value] in a pane record
   std::uint32_t out_offset = 0;
+  bool from_values = false;  // an expression argument: read from the value columns
 };
 
 template <class T>
@@ -75,11 +81,14 @@ void take_max(std::byte* v, T x, bool fresh) {
 }
 
 // One tuple's value (at `in`, time `t`) into an aggregate of a record whose count was `fresh`
-// == (n == 0) before it.
-inline void update(const Agg& a, std::byte* rec, const std::byte* in, std::int64_t t, bool fresh) {
+// == (n == 0) before it. kValues: some aggregate reads the value columns, whose slot for this
+// tuple is `values`; without them (every argument a field) the read is exactly in + offset.
+template <bool kValues>
+inline void update(const Agg& a, std::byte* rec, const std::byte* in, const std::byte* values,
+                   std::int64_t t, bool fresh) {
   std::byte* aux = rec + a.at;
   std::byte* v = aux + 8;
-  const std::byte* x = in + a.in_offset;
+  const std::byte* x = ((kValues && a.from_values) ? values : in) + a.in_offset;
   switch (a.op) {
     case Op::count: break;
     case Op::sum_i32:

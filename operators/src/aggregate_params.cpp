@@ -31,6 +31,30 @@ std::string in_quotes(std::string_view s) {
 
 const char* unit_name(bool time) { return time ? "ns" : "tuples"; }
 
+// An expression argument's problems: compile errors moved under `where` ("expression col 5"
+// -> "params.aggregates[1].field col 5"), and a kind the function cannot take.
+void check_expression(const AggregateField& a, AggFunction fn, const Schema& input,
+                      const std::string& where, std::vector<Error>& errors) {
+  auto expr = Expr::compile(a.field, input);
+  if (!expr) {
+    Error e = std::move(expr).error();
+    constexpr std::string_view kPrefix = "expression";
+    e.where = "params." + where +
+              (e.where.starts_with(kPrefix) ? e.where.substr(kPrefix.size()) : std::string());
+    errors.push_back(std::move(e));
+    return;
+  }
+  const ValueKind kind = expr.value().kind();
+  const bool number = kind == ValueKind::integer || kind == ValueKind::floating;
+  const bool sums = fn == AggFunction::sum || fn == AggFunction::avg;
+  if (!number && (sums || kind == ValueKind::string)) {
+    errors.push_back(Error{a.function + (sums ? " needs a number" : " needs a number or a bool") +
+                               "; expression " + in_quotes(a.field) + " is " +
+                               std::string(kind_name(kind)),
+                           "params." + where});
+  }
+}
+
 }  // namespace
 
 std::optional<AggFunction> parse_agg_function(std::string_view name) {
@@ -142,6 +166,8 @@ std::vector<Error> AggregateParams::validate(const Schema& input) const {
     } else if (fn) {
       if (a.field.empty()) {
         add(a.function + " needs a field", at + ".field");
+      } else if (is_expression_argument(a.field, input)) {
+        check_expression(a, *fn, input, at + ".field", errors);
       } else if (auto index = input.index_of(a.field); !index) {
         add("unknown field " + in_quotes(a.field), at + ".field");
       } else if (fn == AggFunction::sum || fn == AggFunction::avg) {
@@ -182,7 +208,10 @@ Result<Schema> AggregateParams::output_schema(const Schema& input) const {
     if (fn == AggFunction::count) {
       type = "i64";
     } else {
-      const Field& f = input.field(*input.index_of(a.field));
+      // An expression's values are typed like an i64, f64 or bool field.
+      const Field f = is_expression_argument(a.field, input)
+                          ? Field{"", expression_field_type(Expr::compile(a.field, input).value().kind())}
+                          : input.field(*input.index_of(a.field));
       if (fn == AggFunction::avg) {
         type = "f64";
       } else if (fn == AggFunction::sum) {

@@ -34,12 +34,15 @@ enum class Op : std::uint8_t {
   eq_i, ne_i, lt_i, le_i, gt_i, ge_i,
   eq_f, ne_f, lt_f, le_f, gt_f, ge_f,
   and_b, or_b, not_b, str_eq, str_ne,
+  f2i, abs_i, abs_f, min_i, max_i, min_f, max_f,
+  between_i, between_f,  // dst = lo <= dst <= hi, lo in dst + 1, hi in dst + 2
 };
 
 struct Expr::Instr {
   Op op;
   std::uint8_t dst = 0;  // result register; unary ops read it too
-  std::uint8_t rhs = 0;  // second operand register (always dst + 1 for binary ops)
+  std::uint8_t rhs = 0;  // second operand register (always dst + 1 for binary ops; between
+                         // also reads dst + 2)
   std::uint32_t offset = 0;  // loads: byte offset of the field
   std::int64_t imm_i = 0;
   double imm_f = 0;
@@ -73,6 +76,29 @@ std::int64_t safe_div(std::int64_t a, std::int64_t b) noexcept {
 std::int64_t safe_mod(std::int64_t a, std::int64_t b) noexcept {
   if (b == 0 || b == -1) return 0;
   return a % b;
+}
+
+// int(x) of a float: truncates toward zero; NaN gives 0 and values outside int64 saturate
+// (static_cast alone is UB there). 2^63 is exact as a double, so the bounds are exact too.
+std::int64_t float_to_int(double x) noexcept {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (std::isnan(x)) return 0;
+  if (x >= kTwo63) return std::numeric_limits<std::int64_t>::max();
+  if (x < -kTwo63) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(x);
+}
+
+// min/max of floats: a NaN side is ignored (the result is NaN only when both are); equal
+// values, -0.0 and 0.0 included, give the first argument.
+double min_float(double a, double b) noexcept {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return b < a ? b : a;
+}
+double max_float(double a, double b) noexcept {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return a < b ? b : a;
 }
 
 }  // namespace
@@ -179,6 +205,37 @@ void Expr::run(const std::byte* base, std::size_t stride, std::size_t count, Val
       case Op::not_b:
         for (std::size_t i = 0; i < count; ++i) d[i].i = d[i].i ^ 1;
         break;
+      case Op::f2i:
+        for (std::size_t i = 0; i < count; ++i) d[i].i = float_to_int(d[i].f);
+        break;
+      case Op::abs_i:
+        for (std::size_t i = 0; i < count; ++i) d[i].i = d[i].i < 0 ? wrap_sub(0, d[i].i) : d[i].i;
+        break;
+      case Op::abs_f:
+        for (std::size_t i = 0; i < count; ++i) d[i].f = std::fabs(d[i].f);
+        break;
+      case Op::min_i:
+        for (std::size_t i = 0; i < count; ++i) d[i].i = b[i].i < d[i].i ? b[i].i : d[i].i;
+        break;
+      case Op::max_i:
+        for (std::size_t i = 0; i < count; ++i) d[i].i = d[i].i < b[i].i ? b[i].i : d[i].i;
+        break;
+      case Op::min_f:
+        for (std::size_t i = 0; i < count; ++i) d[i].f = min_float(d[i].f, b[i].f);
+        break;
+      case Op::max_f:
+        for (std::size_t i = 0; i < count; ++i) d[i].f = max_float(d[i].f, b[i].f);
+        break;
+      case Op::between_i: {
+        const Value* hi = b + reg_stride;
+        for (std::size_t i = 0; i < count; ++i) d[i].i = b[i].i <= d[i].i && d[i].i <= hi[i].i;
+        break;
+      }
+      case Op::between_f: {
+        const Value* hi = b + reg_stride;
+        for (std::size_t i = 0; i < count; ++i) d[i].i = b[i].f <= d[i].f && d[i].f <= hi[i].f;
+        break;
+      }
       case Op::str_eq:
       case Op::str_ne: {
         const std::int64_t want = in.op == Op::str_eq ? 1 : 0;
@@ -268,6 +325,38 @@ bool digit(char c) { return c >= '0' && c <= '9'; }
 bool ident_char(char c) { return ident_start(c) || digit(c); }
 
 std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+// Keywords and function names are case-insensitive (SQL's habit: `AND`, `Between`, `ABS`);
+// `word` is given in lower case.
+bool same_word(std::string_view text, std::string_view word) {
+  if (text.size() != word.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i] >= 'A' && text[i] <= 'Z' ? static_cast<char>(text[i] - 'A' + 'a') : text[i];
+    if (c != word[i]) return false;
+  }
+  return true;
+}
+
+// Words that are never field names: the operators and the boolean literals.
+bool reserved(std::string_view text) {
+  for (std::string_view w : {"and", "or", "not", "between", "true", "false"}) {
+    if (same_word(text, w)) return true;
+  }
+  return false;
+}
+
+// The functions: a name followed by '(' (so a field may still be called `abs`).
+enum class Fn : std::uint8_t { abs, min, max, to_int, to_float };
+struct FnInfo {
+  std::string_view name;
+  Fn fn;
+  std::size_t arity;
+};
+constexpr FnInfo kFunctions[] = {{"abs", Fn::abs, 1},
+                                 {"min", Fn::min, 2},
+                                 {"max", Fn::max, 2},
+                                 {"int", Fn::to_int, 1},
+                                 {"float", Fn::to_float, 1}};
 
 // How a token is named in "got ..." messages.
 std::string describe_token(const Token& token) {
@@ -372,10 +461,15 @@ class ExprCompiler {
       const std::string_view two = text_.substr(pos_, 2);
       if (two == "==" || two == "!=" || two == "<=" || two == ">=") {
         pos_ += 2;
-      } else if (std::string_view("+-*/%()<>").find(c) != std::string_view::npos) {
+      } else if (std::string_view("+-*/%()<>,").find(c) != std::string_view::npos) {
         pos_ += 1;
       } else if (c == '=') {
         return Failure{"'=' is not an operator; did you mean '=='?", start + 1};
+      } else if (c == '&' || c == '|' || c == '!') {
+        const std::string_view word = c == '&' ? "and" : c == '|' ? "or" : "not";
+        return Failure{"unexpected character " + quoted(text_.substr(pos_, 1)) +
+                           "; did you mean " + quoted(word) + "?",
+                       start + 1};
       } else {
         return Failure{"unexpected character " + quoted(text_.substr(pos_, 1)), start + 1};
       }
@@ -386,7 +480,18 @@ class ExprCompiler {
   }
 
   bool at_symbol(std::string_view s) const { return token_.kind == Tok::symbol && token_.text == s; }
-  bool at_word(std::string_view s) const { return token_.kind == Tok::ident && token_.text == s; }
+  // `s` in lower case; keywords match in any case.
+  bool at_word(std::string_view s) const {
+    return token_.kind == Tok::ident && same_word(token_.text, s);
+  }
+  // The next character after the current token, spaces skipped, is '(' (a function call).
+  bool before_paren() const {
+    std::size_t at = pos_;
+    while (at < text_.size() && (text_[at] == ' ' || text_[at] == '\t' || text_[at] == '\n' ||
+                                 text_[at] == '\r'))
+      ++at;
+    return at < text_.size() && text_[at] == '(';
+  }
 
   // Consumes the current token.
   Result<void> advance() {
@@ -427,13 +532,13 @@ class ExprCompiler {
     if (!left) return left;
     const std::string_view word = is_or ? "or" : "and";
     while (at_word(word)) {
-      const std::size_t col = token_.col;
+      const Token op = token_;
       if (auto r = advance(); !r) return r.error();
       auto right = is_or ? parse_logic(reg + 1, false) : parse_not(reg + 1);
       if (!right) return right;
       for (const Operand* side : {&left.value(), &right.value()}) {
         if (side->kind != ValueKind::boolean) {
-          return error(col, quoted(word) + " needs booleans, got " + side->type);
+          return error(op.col, quoted(op.text) + " needs booleans, got " + side->type);
         }
       }
       emit(is_or ? Op::or_b : Op::and_b, reg);
@@ -444,13 +549,13 @@ class ExprCompiler {
 
   Result<Operand> parse_not(std::size_t reg) {
     if (!at_word("not")) return parse_compare(reg);
-    const std::size_t col = token_.col;
-    if (auto r = enter(col); !r) return r.error();
+    const Token op = token_;
+    if (auto r = enter(op.col); !r) return r.error();
     if (auto r = advance(); !r) return r.error();
     auto operand = parse_not(reg);
     if (!operand) return operand;
     if (operand.value().kind != ValueKind::boolean) {
-      return error(col, "'not' needs a boolean, got " + operand.value().type);
+      return error(op.col, quoted(op.text) + " needs a boolean, got " + operand.value().type);
     }
     emit(Op::not_b, reg);
     --nesting_;
@@ -477,10 +582,67 @@ class ExprCompiler {
     }
   }
 
+  // Converts the integer in `reg` to float.
+  void to_float(Operand& a, std::size_t reg) {
+    Expr::Instr in{};
+    in.op = Op::i2f;
+    in.dst = static_cast<std::uint8_t>(reg);
+    out_.program_.push_back(in);
+    a.kind = ValueKind::floating;
+    a.type = "float";
+  }
+
+  // `x [not] between lo and hi`, x already in `reg`, token_ at `not` or `between`. The bounds
+  // are additive expressions, so the `and` between them is not a logical and.
+  Result<Operand> parse_between(Operand x, std::size_t reg) {
+    bool negate = false;
+    if (at_word("not")) {
+      negate = true;
+      if (auto r = advance(); !r) return r.error();
+      if (!at_word("between")) {
+        return error(token_.col, "expected 'between' after 'not', got " + describe_token(token_));
+      }
+    }
+    const Token op = token_;
+    if (auto r = advance(); !r) return r.error();
+    auto lo = parse_additive(reg + 1);
+    if (!lo) return lo;
+    if (!at_word("and")) {
+      return error(token_.col, "expected 'and' after the lower bound of " + quoted(op.text) +
+                                   ", got " + describe_token(token_));
+    }
+    if (auto r = advance(); !r) return r.error();
+    auto hi = parse_additive(reg + 2);
+    if (!hi) return hi;
+    Operand* sides[] = {&x, &lo.value(), &hi.value()};
+    bool any_float = false;
+    for (const Operand* side : sides) {
+      if (!numeric(side->kind)) {
+        return error(op.col, quoted(op.text) + " needs numbers, got " + side->type);
+      }
+      any_float = any_float || side->kind == ValueKind::floating;
+    }
+    if (any_float) {
+      for (std::size_t k = 0; k < 3; ++k) {
+        if (sides[k]->kind == ValueKind::integer) to_float(*sides[k], reg + k);
+      }
+    }
+    emit(any_float ? Op::between_f : Op::between_i, reg);
+    if (negate) emit(Op::not_b, reg);
+    return Operand{ValueKind::boolean, "bool", {}};
+  }
+
   Result<Operand> parse_compare(std::size_t reg) {
     auto left = parse_additive(reg);
     if (!left) return left;
-    while (auto which = compare_index(token_)) {
+    while (true) {
+      if (at_word("between") || at_word("not")) {
+        left = parse_between(std::move(left).value(), reg);
+        if (!left) return left;
+        continue;
+      }
+      const auto which = compare_index(token_);
+      if (!which) break;
       const Token op = token_;
       if (auto r = advance(); !r) return r.error();
       auto right = parse_additive(reg + 1);
@@ -589,8 +751,101 @@ class ExprCompiler {
     return error(token_.col, message + ", got " + describe_token(token_));
   }
 
+  // An operand, then a check that what follows can follow a value: a word, number or string
+  // there is reported where it stands ("auction mod 7": at `mod`), not later by an operator
+  // that finds the wrong type or by the closing parenthesis.
   Result<Operand> parse_primary(std::size_t reg) {
+    auto operand = parse_operand(reg);
+    if (!operand) return operand;
+    const bool word = token_.kind == Tok::ident;
+    if ((word && !at_word("and") && !at_word("or") && !at_word("not") && !at_word("between")) ||
+        token_.kind == Tok::integer || token_.kind == Tok::floating ||
+        token_.kind == Tok::string) {
+      std::string message = "expected an operator after " + quoted(prev_.text) + ", got " +
+                            describe_token(token_);
+      if (at_word("mod")) message += " (the remainder is '%')";
+      if (at_word("div")) message += " (division is '/')";
+      return error(token_.col, std::move(message));
+    }
+    return operand;
+  }
+
+  // name( args ): token_ at the name, '(' next.
+  Result<Operand> parse_call(std::size_t reg) {
+    const Token name = token_;
+    const FnInfo* info = nullptr;
+    for (const FnInfo& f : kFunctions) {
+      if (same_word(name.text, f.name)) info = &f;
+    }
+    if (info == nullptr) {
+      return error(name.col, "unknown function " + quoted(name.text) +
+                                 " (functions: abs, min, max, int, float)");
+    }
+    if (auto r = enter(name.col); !r) return r.error();
+    if (auto r = advance(); !r) return r.error();  // the name
+    if (auto r = advance(); !r) return r.error();  // '('
+    Operand args[2];
+    for (std::size_t k = 0; k < info->arity; ++k) {
+      if (k > 0) {
+        if (!at_symbol(",")) {
+          return error(token_.col, quoted(name.text) + " takes " + std::to_string(info->arity) +
+                                       " arguments; expected ',', got " + describe_token(token_));
+        }
+        if (auto r = advance(); !r) return r.error();
+      }
+      auto arg = parse_or(reg + k);
+      if (!arg) return arg;
+      args[k] = std::move(arg).value();
+    }
+    if (!at_symbol(")")) {
+      const std::string takes = info->arity == 1 ? " argument" : " arguments";
+      return error(token_.col, quoted(name.text) + " takes " + std::to_string(info->arity) +
+                                   takes + "; expected ')', got " + describe_token(token_));
+    }
+    if (auto r = advance(); !r) return r.error();
+    --nesting_;
+    Operand& a = args[0];
+    const bool is_cast = info->fn == Fn::to_int || info->fn == Fn::to_float;
+    for (std::size_t k = 0; k < info->arity; ++k) {
+      const ValueKind kind = args[k].kind;
+      // A cast also takes a boolean (false 0, true 1): int(price > 100) counts with sum.
+      if (!numeric(kind) && !(is_cast && kind == ValueKind::boolean)) {
+        return error(name.col, quoted(name.text) + (is_cast ? " needs a number or a bool, got "
+                                                            : info->arity == 1
+                                                                  ? " needs a number, got "
+                                                                  : " needs numbers, got ") +
+                                   args[k].type);
+      }
+    }
+    const Operand integer{ValueKind::integer, "integer", {}};
+    const Operand floating{ValueKind::floating, "float", {}};
+    switch (info->fn) {
+      case Fn::to_int:
+        if (a.kind == ValueKind::floating) emit(Op::f2i, reg);
+        return integer;  // a boolean register already holds 0 or 1
+      case Fn::to_float:
+        if (a.kind != ValueKind::floating) to_float(a, reg);
+        return floating;
+      case Fn::abs:
+        emit(a.kind == ValueKind::floating ? Op::abs_f : Op::abs_i, reg);
+        return a.kind == ValueKind::floating ? floating : integer;
+      case Fn::min:
+      case Fn::max: {
+        Operand& b = args[1];
+        promote(a, b, reg);
+        promote(b, a, reg + 1);
+        const bool is_float = a.kind == ValueKind::floating;
+        const bool is_min = info->fn == Fn::min;
+        emit(is_float ? (is_min ? Op::min_f : Op::max_f) : (is_min ? Op::min_i : Op::max_i), reg);
+        return is_float ? floating : integer;
+      }
+    }
+    return integer;
+  }
+
+  Result<Operand> parse_operand(std::size_t reg) {
     const Token t = token_;
+    if (t.kind == Tok::ident && !reserved(t.text) && before_paren()) return parse_call(reg);
     if (t.kind == Tok::symbol && t.text == "(") {
       if (auto r = enter(t.col); !r) return r.error();
       if (auto r = advance(); !r) return r.error();
@@ -604,8 +859,8 @@ class ExprCompiler {
       --nesting_;
       return inner;
     }
-    if (t.kind == Tok::end || t.kind == Tok::symbol || at_word("and") || at_word("or") ||
-        at_word("not")) {
+    if (t.kind == Tok::end || t.kind == Tok::symbol ||
+        (t.kind == Tok::ident && reserved(t.text) && !at_word("true") && !at_word("false"))) {
       return expected_value();
     }
     if (t.kind != Tok::string) {
@@ -654,9 +909,9 @@ class ExprCompiler {
       out_.literals_.push_back(std::move(value));
       if (auto r = advance(); !r) return r.error();
       return result;
-    } else if (t.text == "true" || t.text == "false") {
+    } else if (at_word("true") || at_word("false")) {
       in.op = Op::const_i;
-      in.imm_i = t.text == "true" ? 1 : 0;
+      in.imm_i = at_word("true") ? 1 : 0;
       result = Operand{ValueKind::boolean, "bool", {}};
     } else {
       const auto index = schema_.index_of(t.text);

@@ -512,5 +512,51 @@ TEST(BoxTypes, UnknownInputsCheckOnlyTheShape) {
   EXPECT_TRUE(count.empty());
 }
 
+TEST(BoxTypes, AggregateOfAnExpression) {
+  // `field` takes an expression; one with a comma is quoted inside a flow mapping.
+  const Planned planned = plan_box("aggregate", "a",
+                                   {"window: {kind: count, size: 3}",
+                                    "aggregates:",
+                                    "  - {function: sum, field: price * 0.5, as: discounted}",
+                                    "  - {function: max, field: \"max(price, 100)\", as: m}",
+                                    "  - function: sum",
+                                    "    field: int(price BETWEEN 100 AND 200)",
+                                    "    as: mid"},
+                                   {&kTrades});
+  EXPECT_EQ(planned.messages, Messages{});
+  EXPECT_EQ(outputs_of(planned),
+            (std::vector<std::string>{"window_start:i64,window_end:i64,discounted:f64,m:f64,mid:i64"}));
+  const std::unique_ptr<ops::Box> box = make_box(planned);
+  ASSERT_NE(box, nullptr);
+  ops::CollectingConsumer out;
+  box->output(0).connect(&out);
+  box->process(0, trades({{"A", 50, 1}, {"B", 150, 2}, {"C", 99.5, 3}}));
+  box->finish(0);
+  const ops::Schema& s = box->output(0).schema();
+  const auto discounted = ops::FieldRef<double>::bind(s, "discounted").value();
+  const auto m = ops::FieldRef<double>::bind(s, "m").value();
+  const auto mid = ops::FieldRef<std::int64_t>::bind(s, "mid").value();
+  std::vector<std::tuple<double, double, std::int64_t>> rows;
+  for (ops::Row row : out.view(s)) rows.emplace_back(discounted.get(row), m.get(row), mid.get(row));
+  EXPECT_EQ(rows, (std::vector<std::tuple<double, double, std::int64_t>>{{149.75, 150, 1}}));
+}
+
+TEST(BoxTypes, AggregateExpressionProblemsAreReportedOnTheirCharacter) {
+  const Planned planned = plan_box("aggregate", "a",
+                                   {"window: {kind: count, size: 3}",
+                                    "aggregates:",
+                                    "  - {function: sum, field: price mod 2, as: a}",
+                                    "  - {function: avg, field: \"qty > 1\", as: b}",
+                                    "  - {function: min, field: prise * 2, as: c}"},
+                                   {&kTrades});
+  EXPECT_EQ(planned.messages,
+            (Messages{"t.yaml:8:40: boxes[0].params.aggregates[0].field: col 7: expected an "
+                      "operator after 'price', got 'mod' (the remainder is '%')",
+                      "t.yaml:9:34: boxes[0].params.aggregates[1].field: avg needs a number; "
+                      "expression 'qty > 1' is bool",
+                      "t.yaml:10:34: boxes[0].params.aggregates[2].field: col 1: unknown field "
+                      "'prise' (fields: sym, price, qty, ts)"}));
+}
+
 }  // namespace
 }  // namespace boreal::runtime

@@ -519,5 +519,81 @@ TEST(AggregateParams, EachErrorKindHasItsMessage) {
   { auto p = count; p.slack = Duration(5); EXPECT_EQ(one(p), "params.slack: slack needs a time window"); }
 }
 
+// ---- expression arguments ----
+
+TEST(AggregateBox, ExpressionArgumentsHandComputed) {
+  // x = val / 2, b = val is odd; windows [0,10): 5 2 7, [10,20): 1, [20,30): 4.
+  auto in = seq_input({{1, 5}, {3, 2}, {9, 7}, {10, 1}, {25, 4}});
+  const auto p = time_params(10, 10, {{"sum", "val * 2", "s2"}, {"sum", "x * 0.5", "sx"},
+                                      {"avg", "val + 1", "a1"}, {"min", "val - 10", "mn"},
+                                      {"max", "abs(val - 4)", "mx"}, {"first", "x * 2", "fx"},
+                                      {"last", "val > 3", "lb"}, {"max", "b and val > 5", "mxb"},
+                                      {"sum", "int(val BETWEEN 3 AND 7)", "hits"},
+                                      {"sum", "val", "plain"}});
+  EXPECT_EQ(p.output_schema(input_schema()).value().to_string(),
+            "key:i64,window_start:i64,window_end:i64,s2:i64,sx:f64,a1:f64,mn:i64,mx:i64,fx:f64,"
+            "lb:bool,mxb:bool,hits:i64,plain:i64");
+  EXPECT_EQ(run(p, in, {2}),
+            (std::vector<std::string>{"0|0|10|28|3.5|5.666666666666667|-8|3|5|1|1|2|14",
+                                      "0|10|20|2|0.25|2|-9|3|1|0|0|0|1",
+                                      "0|20|30|8|1|5|-6|0|4|1|0|1|4"}));
+}
+
+// Each expression equals the field it wraps, so the box must give the same rows as with plain
+// fields, whatever the batching (chunks of Expr::kChunkRows rows inside a batch, batches of
+// one row) and with late tuples dropped between chunks.
+TEST(AggregateBox, ExpressionArgumentsMatchPlainFieldsAcrossBatching) {
+  const std::uint64_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::vector<In> in = random_input(rng, 1500, false);
+  const std::vector<AggregateField> with_exprs = {
+      {"count", "", "n"},              {"sum", "val + 0", "sum"},  {"sum", "x * 1", "sumx"},
+      {"avg", "val - 0", "avg"},       {"avg", "1 * x", "avgx"},   {"min", "val * 1", "mn"},
+      {"max", "(val)", "mx"},          {"min", "s", "mns"},        {"max", "s", "mxs"},
+      {"first", "val - 0 * 5", "f"},   {"last", "val / 1", "l"},   {"first", "x / 1", "fx"},
+      {"last", "s", "ls"},             {"max", "b == true", "mxb"}};
+  ASSERT_EQ(with_exprs.size(), kAll.size());
+  for (bool time : {false, true}) {
+    const AggregateParams fields = time ? time_params(6, 2, kAll, 3) : count_params(6, 2, kAll);
+    AggregateParams expressions = fields;
+    expressions.aggregates = with_exprs;
+    const auto want = run(fields, in, {in.size()});
+    ASSERT_FALSE(want.empty());
+    for (std::vector<std::size_t> sizes :
+         std::vector<std::vector<std::size_t>>{{in.size()}, {1}, {255}, {256}, {257}, {7, 300}}) {
+      EXPECT_EQ(run(expressions, in, sizes), want) << "first batch size " << sizes[0];
+    }
+  }
+}
+
+TEST(AggregateParams, ExpressionArgumentErrors) {
+  const auto one = [](AggregateParams p) { return errors_of(p); };
+  const auto base = time_params(10, 5, {{"count", "", "n"}});
+  { auto p = base; p.aggregates = {{"sum", "val *", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field col 6: expected a value after '*', got end of expression"); }
+  { auto p = base; p.aggregates = {{"sum", "pric * 2", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field col 1: unknown field 'pric' (fields: seq, ts, key, val, x, b, s)"); }
+  { auto p = base; p.aggregates = {{"avg", "price mod 2", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field col 1: unknown field 'price' (fields: seq, ts, key, val, x, b, s)"); }
+  { auto p = base; p.aggregates = {{"avg", "val mod 2", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field col 5: expected an operator after 'val', got 'mod' (the remainder is '%')"); }
+  { auto p = base; p.aggregates = {{"sum", "val > 1", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field: sum needs a number; expression 'val > 1' is bool"); }
+  { auto p = base; p.aggregates = {{"max", "(s)", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field: max needs a number or a bool; expression '(s)' is string"); }
+  // A bare name is still a field name.
+  { auto p = base; p.aggregates = {{"min", "zz", "n"}}; EXPECT_EQ(one(p), "params.aggregates[0].field: unknown field 'zz'"); }
+  // Every problem at once: the expression's and the others'.
+  { auto p = base; p.aggregates = {{"sum", "val + ", "n"}, {"avg", "b or b", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field col 7: expected a value after '+', got end of expression\n"
+                      "params.aggregates[1].field: avg needs a number; expression 'b or b' is bool\n"
+                      "params.aggregates[1].as: duplicate output name 'n'"); }
+  { auto p = base; p.aggregates = {{"sum", "val * 2", "n"}};
+    auto made = AggregateBox::make(p, input_schema());
+    EXPECT_TRUE(made) << (made ? "" : made.error().message); }
+}
+
 }  // namespace
 }  // namespace boreal::ops

@@ -1,6 +1,8 @@
 #include <boreal/ops/expr.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -182,7 +184,8 @@ TEST_F(ExprTest, EveryErrorKindNamesColumnAndExpectation) {
       {"sym < \"B\"", "expression col 5: '<' cannot order strings (only == and != apply)"},
       {"flag >= true", "expression col 6: '>=' cannot order booleans (only == and != apply)"},
       {"(a + 1", "expression col 7: expected ')' to close the '(' at col 1, got end of expression"},
-      {"a 1", "expression col 3: expected an operator or the end of the expression, got '1'"},
+      {"a 1", "expression col 3: expected an operator after 'a', got '1'"},
+      {"(a) )", "expression col 5: expected an operator or the end of the expression, got ')'"},
       {"a = 1", "expression col 3: '=' is not an operator; did you mean '=='?"},
       {"a # 1", "expression col 3: unexpected character '#'"},
       {"sym == \"IBM", "expression col 8: unterminated string literal"},
@@ -258,6 +261,197 @@ TEST_F(ExprTest, BatchEvaluationMatchesPerRow) {
       ASSERT_EQ(ints[k], n.eval_int(rows.row(first + k))) << first + k;
     }
   }
+}
+
+TEST_F(ExprTest, KeywordsAreCaseInsensitive) {
+  EXPECT_TRUE(b("a > 1 AND b < 0"));
+  EXPECT_TRUE(b("a > 100 OR flag"));
+  EXPECT_FALSE(b("NOT flag"));
+  EXPECT_TRUE(b("Not (a > 100) aNd TRUE"));
+  EXPECT_FALSE(b("FALSE"));
+  EXPECT_TRUE(b("flag == True"));
+  EXPECT_TRUE(b("a BETWEEN 1 AND 10"));
+  EXPECT_TRUE(b("a NOT BETWEEN 8 AND 10"));
+  EXPECT_EQ(i("ABS(b)"), 3);
+  EXPECT_EQ(i("Max(a, b)"), 7);
+  EXPECT_EQ(i("INT(x)"), 2);
+  // Field names stay case-sensitive.
+  EXPECT_EQ(error("A > 1"),
+            "expression col 1: unknown field 'A' (fields: a, b, x, y, flag, small, sym, other, ts)");
+}
+
+TEST_F(ExprTest, Between) {
+  EXPECT_TRUE(b("a between 7 and 7"));  // inclusive on both ends
+  EXPECT_TRUE(b("a between 1 and 7"));
+  EXPECT_TRUE(b("a between 7 and 9"));
+  EXPECT_FALSE(b("a between 8 and 9"));
+  EXPECT_FALSE(b("a between 9 and 1"));  // bounds are not swapped
+  EXPECT_TRUE(b("a not between 8 and 9"));
+  EXPECT_FALSE(b("a not between 1 and 7"));
+  EXPECT_TRUE(b("x between 2.5 and 3"));  // integer bound promoted
+  EXPECT_TRUE(b("a between x and 7.0"));
+  EXPECT_FALSE(b("a between x and 6.99"));
+  EXPECT_TRUE(b("small between -40 and -40"));
+  EXPECT_TRUE(b("a + 1 between a * 1 and b + 11"));  // bounds are additive expressions
+  EXPECT_TRUE(b("a between 1 and 7 and flag"));       // (a between 1 and 7) and flag
+  EXPECT_FALSE(b("a between 1 and 7 and not flag"));
+  EXPECT_TRUE(b("not a between 8 and 9"));  // not (a between 8 and 9)
+  EXPECT_TRUE(b("a between 1 and 2 or a between 5 and 9"));
+  EXPECT_TRUE(b("(a between 1 and 7) == true"));
+  EXPECT_FALSE(b("x / y - x / y between 0 and 1"));  // NaN is never between
+  EXPECT_TRUE(b("x / y - x / y not between 0 and 1"));
+}
+
+TEST_F(ExprTest, Functions) {
+  EXPECT_EQ(i("abs(b)"), 3);
+  EXPECT_EQ(i("abs(a)"), 7);
+  EXPECT_EQ(i("abs(small)"), 40);
+  EXPECT_EQ(i("abs(-9223372036854775807 - 1)"), std::numeric_limits<std::int64_t>::min());
+  EXPECT_DOUBLE_EQ(f("abs(-x)"), 2.5);
+  EXPECT_EQ(compile("abs(b)").kind(), ValueKind::integer);
+  EXPECT_EQ(compile("abs(x)").kind(), ValueKind::floating);
+  EXPECT_FALSE(std::signbit(f("abs(-0.0)")));
+  EXPECT_EQ(i("min(a, b)"), -3);
+  EXPECT_EQ(i("max(a, b)"), 7);
+  EXPECT_EQ(i("min(small, ts)"), -40);
+  EXPECT_EQ(compile("min(a, b)").kind(), ValueKind::integer);
+  EXPECT_EQ(compile("max(a, x)").kind(), ValueKind::floating);  // promoted
+  EXPECT_DOUBLE_EQ(f("max(a, x)"), 7.0);
+  EXPECT_DOUBLE_EQ(f("min(a, x)"), 2.5);
+  EXPECT_DOUBLE_EQ(f("min(x / y - x / y, 1.5)"), 1.5);  // a NaN side is ignored
+  EXPECT_DOUBLE_EQ(f("max(1.5, x / y - x / y)"), 1.5);
+  EXPECT_TRUE(std::isnan(f("min(x / y - x / y, y / y)")));
+  EXPECT_TRUE(std::signbit(f("min(-0.0, 0.0)")));  // equal: the first argument
+  EXPECT_FALSE(std::signbit(f("max(0.0, -0.0)")));
+  EXPECT_EQ(i("max(min(a, 5), b) * 2 + abs(b)"), 13);  // nested, in arithmetic
+  EXPECT_EQ(i("min((a), -(b))"), 3);
+  EXPECT_TRUE(b("max(a, b) between 7 and 7"));
+}
+
+TEST_F(ExprTest, CastsBetweenIntegerAndFloat) {
+  EXPECT_EQ(compile("int(x)").kind(), ValueKind::integer);
+  EXPECT_EQ(compile("float(a)").kind(), ValueKind::floating);
+  EXPECT_EQ(i("int(x)"), 2);  // truncates toward zero
+  EXPECT_EQ(i("int(-x)"), -2);
+  EXPECT_EQ(i("int(2.999999)"), 2);
+  EXPECT_EQ(i("int(-0.5)"), 0);
+  EXPECT_EQ(i("int(a)"), 7);  // integer unchanged
+  EXPECT_EQ(i("int(x / y - x / y)"), 0);  // NaN
+  EXPECT_EQ(i("int(x / y)"), std::numeric_limits<std::int64_t>::max());  // +inf
+  EXPECT_EQ(i("int(-x / y)"), std::numeric_limits<std::int64_t>::min());  // -inf
+  EXPECT_EQ(i("int(9223372036854775808.0)"), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(i("int(1e300)"), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(i("int(-9223372036854775808.0)"), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(i("int(-1e300)"), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(i("int(9223372036854774784.0)"), 9223372036854774784);  // largest double < 2^63
+  EXPECT_EQ(i("int(flag)"), 1);
+  EXPECT_EQ(i("int(not flag)"), 0);
+  EXPECT_EQ(i("int(a > 100) + int(a > 1)"), 1);
+  EXPECT_DOUBLE_EQ(f("float(a) / 2"), 3.5);  // float division, not integer
+  EXPECT_EQ(i("a / 2"), 3);
+  EXPECT_DOUBLE_EQ(f("float(x)"), 2.5);
+  EXPECT_DOUBLE_EQ(f("float(flag)"), 1.0);
+  EXPECT_EQ(i("int(float(9007199254740993))"), 9007199254740992);  // nearest double
+}
+
+TEST_F(ExprTest, NewFormsEvaluateTheSameInBatches) {
+  OwnedBatch rows(schema_, 300);
+  auto a = FieldRef<std::int64_t>::bind(schema_, "a").value();
+  auto x = FieldRef<double>::bind(schema_, "x").value();
+  for (int k = 0; k < 300; ++k) {
+    MutRow r = rows.append();
+    a.set(r, k % 41 - 20);
+    x.set(r, k * 0.37 - 50);
+  }
+  Expr p = compile("a between -5 and int(x) or abs(a) not between 3 and 12");
+  Expr n = compile("max(a, int(x)) - min(abs(a), 4) * 3");
+  Expr m = compile("min(x, a) + float(abs(a))");
+  bool flags[Expr::kChunkRows];
+  std::int64_t ints[Expr::kChunkRows];
+  double floats[Expr::kChunkRows];
+  std::size_t true_rows = 0;
+  for (std::size_t first = 0; first < rows.size(); first += Expr::kChunkRows) {
+    const std::size_t count = std::min(Expr::kChunkRows, rows.size() - first);
+    p.eval_bool_batch(rows, first, count, flags);
+    n.eval_int_batch(rows, first, count, ints);
+    m.eval_float_batch(rows, first, count, floats);
+    for (std::size_t k = 0; k < count; ++k) {
+      const Row r = rows.row(first + k);
+      const std::int64_t av = a.get(r);
+      const double xv = x.get(r);
+      const auto xi = static_cast<std::int64_t>(xv);
+      const std::int64_t abs_a = av < 0 ? -av : av;
+      const bool want = (av >= -5 && av <= xi) || !(abs_a >= 3 && abs_a <= 12);
+      ASSERT_EQ(flags[k], want) << first + k;
+      ASSERT_EQ(flags[k], p.eval_bool(r)) << first + k;
+      ASSERT_EQ(ints[k], std::max(av, xi) - std::min<std::int64_t>(abs_a, 4) * 3) << first + k;
+      ASSERT_EQ(ints[k], n.eval_int(r)) << first + k;
+      ASSERT_DOUBLE_EQ(floats[k], std::min(xv, static_cast<double>(av)) + static_cast<double>(abs_a));
+      true_rows += want;
+    }
+  }
+  EXPECT_EQ(true_rows, 199u);
+}
+
+TEST_F(ExprTest, NewFormsReportErrorsWhereTheyAre) {
+  const ErrorCase cases[] = {
+      // An unknown word after a value is reported at the word, not at a later operator.
+      {"a mod 7", "expression col 3: expected an operator after 'a', got 'mod' (the remainder is "
+                  "'%')"},
+      {"flag and a mod 7 == 0",
+       "expression col 12: expected an operator after 'a', got 'mod' (the remainder is '%')"},
+      {"not a mod 7 == 0",
+       "expression col 7: expected an operator after 'a', got 'mod' (the remainder is '%')"},
+      {"flag or a b", "expression col 11: expected an operator after 'a', got 'b'"},
+      {"(a div 2) > 1", "expression col 4: expected an operator after 'a', got 'div' (division is "
+                        "'/')"},
+      {"abs(a xor b)", "expression col 7: expected an operator after 'a', got 'xor'"},
+      {"a + 1 \"s\"", "expression col 7: expected an operator after '1', got '\"s\"'"},
+      {"abs(b) 2", "expression col 8: expected an operator after ')', got '2'"},
+      {"a > 1 && flag", "expression col 7: unexpected character '&'; did you mean 'and'?"},
+      {"a > 1 || flag", "expression col 7: unexpected character '|'; did you mean 'or'?"},
+      {"!flag", "expression col 1: unexpected character '!'; did you mean 'not'?"},
+      // between
+      {"sym between 1 and 2", "expression col 5: 'between' needs numbers, got str8"},
+      {"a BETWEEN flag and 2", "expression col 3: 'BETWEEN' needs numbers, got bool"},
+      {"a between 1 or 2", "expression col 13: expected 'and' after the lower bound of 'between', "
+                           "got 'or'"},
+      {"a between 1 > 0 and 2",
+       "expression col 13: expected 'and' after the lower bound of 'between', got '>'"},
+      {"a between 1 and", "expression col 16: expected a value after 'and', got end of expression"},
+      {"a not 3", "expression col 7: expected 'between' after 'not', got '3'"},
+      {"between > 1", "expression col 1: expected a value, got 'between'"},
+      {"a + NOT flag", "expression col 5: expected a value after '+', got 'NOT'"},
+      {"a AND flag", "expression col 3: 'AND' needs booleans, got i64"},
+      {"NOT a", "expression col 1: 'NOT' needs a boolean, got i64"},
+      // functions
+      {"sqrt(x)", "expression col 1: unknown function 'sqrt' (functions: abs, min, max, int, "
+                  "float)"},
+      {"abs(a, b)", "expression col 6: 'abs' takes 1 argument; expected ')', got ','"},
+      {"min(a)", "expression col 6: 'min' takes 2 arguments; expected ',', got ')'"},
+      {"max(a, b, x)", "expression col 9: 'max' takes 2 arguments; expected ')', got ','"},
+      {"abs()", "expression col 5: expected a value after '(', got ')'"},
+      {"abs(a", "expression col 6: 'abs' takes 1 argument; expected ')', got end of expression"},
+      {"abs(sym)", "expression col 1: 'abs' needs a number, got str8"},
+      {"min(a, flag)", "expression col 1: 'min' needs numbers, got bool"},
+      {"MAX(sym, 1)", "expression col 1: 'MAX' needs numbers, got str8"},
+      {"int(sym)", "expression col 1: 'int' needs a number or a bool, got str8"},
+      {"float(\"1\")", "expression col 1: 'float' needs a number or a bool, got string"},
+      {"a + abs(b", "expression col 10: 'abs' takes 1 argument; expected ')', got end of "
+                    "expression"},
+  };
+  for (const ErrorCase& c : cases) EXPECT_EQ(error(c.text), c.expected) << c.text;
+}
+
+TEST_F(ExprTest, FieldsMayBeNamedLikeFunctions) {
+  const Schema s = Schema::parse("abs:i64,min:f64").value();
+  OwnedBatch rows(s, 1);
+  MutRow r = rows.append();
+  FieldRef<std::int64_t>::bind(s, "abs").value().set(r, -5);
+  FieldRef<double>::bind(s, "min").value().set(r, 1.5);
+  auto e = Expr::compile("abs(abs) + min + min(abs, min)", s);
+  ASSERT_TRUE(e) << e.error().describe();
+  EXPECT_DOUBLE_EQ(e.value().eval_float(rows.row(0)), 5 + 1.5 - 5);
 }
 
 }  // namespace

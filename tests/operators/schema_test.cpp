@@ -377,20 +377,23 @@ TEST_F(BigTuples, CsvRoundTripsBigStringsWithoutAllocatingPerRow) {
   OwnedBatch back(schema_, kBigRows);
   auto first = reader->read(back, kBigRows);  // the first rows size the reader's buffers
   ASSERT_TRUE(first) << first.error().describe();
-  ASSERT_EQ(first.value(), kBigRows);
+  ASSERT_EQ(first.value().rows, kBigRows);
+  EXPECT_FALSE(first.value().end);
   EXPECT_EQ(std::memcmp(back.bytes().data(), rows_.bytes().data(), rows_.bytes().size()), 0);
   back.clear();
   const std::size_t before_read = g_allocations.load();
   auto second = reader->read(back, kBigRows);
   EXPECT_EQ(g_allocations.load(), before_read);
   ASSERT_TRUE(second) << second.error().describe();
-  ASSERT_EQ(second.value(), kBigRows);
+  ASSERT_EQ(second.value().rows, kBigRows);
+  EXPECT_FALSE(second.value().end);
   // Every byte comes back: the quoted row 3 and the NUL padding included.
   EXPECT_EQ(std::memcmp(back.bytes().data(), rows_.bytes().data(), rows_.bytes().size()), 0);
   back.clear();
   auto rest = reader->read(back, kBigRows);
   ASSERT_TRUE(rest);
-  EXPECT_EQ(rest.value(), 0u);
+  EXPECT_EQ(rest.value().rows, 0u);
+  EXPECT_TRUE(rest.value().end);
   EXPECT_TRUE(reader->done());
 }
 

@@ -91,7 +91,12 @@ struct WindowSpec {
 
 struct AggregateField {
   std::string function;  // count sum min max avg first last
-  std::string field;     // the input field; empty for count
+  // The argument: an input field's name (read in place per tuple), or an expression over the
+  // input row (ops/expr.hpp), e.g. "price * 0.9", evaluated Expr::kChunkRows rows at a time.
+  // An expression's values are typed like a field: integer i64, float f64, bool bool (so
+  // sum(integer) is i64, sum(float) f64, max(bool) bool); strings are refused. A bare name
+  // that is no field is an unknown field. Empty for count.
+  std::string field;
   std::string as;        // the output column's name
 };
 

@@ -7,12 +7,37 @@
 //   or                    a or b
 //   and                   a and b
 //   not                   not a
-//   comparison            == != < <= > >=
+//   comparison            == != < <= > >=,  x between lo and hi,  x not between lo and hi
 //   additive              + -
 //   multiplicative        * / %
 //   unary minus           -a
 //   operand               field name, 42, 1.5, 2e3, true, false, "text" (\" and \\ escapes),
-//                         ( expression )
+//                         ( expression ), function call: abs(x) min(a, b) max(a, b) int(x)
+//                         float(x)
+//
+// Words. The keywords and, or, not, between, true, false and the function names are
+// case-insensitive (`AND`, `Not`, `TRUE`, `ABS(x)`); field names are case-sensitive. The
+// keywords are reserved: a field named like one (in any case) cannot be referred to. A
+// function name is one only before '(', so a field may be called `abs` or `min`.
+//
+// between. `x between lo and hi` is lo <= x and x <= hi, both ends inclusive (SQL's); the
+// bounds are additive expressions (so the `and` is the between's, and `x between 1 and 5 and
+// flag` is (x between 1 and 5) and flag). `x not between lo and hi` is not (x between lo and
+// hi). All three are numbers; if any is a float, all are compared as floats. lo > hi is
+// never true (nothing is swapped); a NaN anywhere makes between false (not between true).
+//
+// Functions.
+//   abs(x)     integer -> integer (abs of INT64_MIN wraps to INT64_MIN), float -> float
+//              (fabs: abs(-0.0) is 0.0).
+//   min(a, b), max(a, b)
+//              two integers -> integer; otherwise the integer side is promoted and the result
+//              is a float. Equal values (-0.0 and 0.0 too) give a. On floats a NaN side is
+//              ignored: min(NaN, 1.0) == min(1.0, NaN) == 1.0; both NaN gives NaN.
+//   int(x)     float -> integer truncating toward zero (int(2.9) == 2, int(-2.9) == -2);
+//              NaN -> 0; x >= 2^63 (and +inf) -> INT64_MAX; x < -2^63 (and -inf) -> INT64_MIN.
+//              An integer is unchanged; a bool gives 0 or 1.
+//   float(x)   integer -> the nearest double (exact up to 2^53); a bool gives 0.0 or 1.0; a
+//              float is unchanged.
 //
 // Types. A field's type decides its kind: i32, i64 and timestamp are `integer` (int64), f64 is
 // `floating` (double), bool is `boolean`, strN is `string`. Arithmetic needs numbers; an
@@ -28,7 +53,9 @@
 //
 // Errors carry where = "expression col N" (1-based byte column of the offending token) and a
 // message saying what was expected: "expected a value after '+', got ')'",
-// "unknown field 'pric' (fields: price, sym)", "'and' needs booleans, got i64".
+// "unknown field 'pric' (fields: price, sym)", "'and' needs booleans, got i64". A word,
+// number or string right after a value is reported at itself ("auction mod 7": col 9,
+// "expected an operator after 'auction', got 'mod' (the remainder is '%')").
 //
 // Evaluation. compile() parses, type-checks and binds field names to byte offsets once, into a
 // flat register program. The per-row eval_*() are const, allocate nothing, look up no names
