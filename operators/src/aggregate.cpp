@@ -191,8 +191,11 @@ struct AggregateBox::State {
     store(o + key_out_window, start);
     store(o + key_out_window + 8, end);
     for (const Agg& a : aggs) finalize(a, m, n, o);
+    if (partial_out >= 0) o[partial_out] = std::byte{flushing ? std::uint8_t{1} : std::uint8_t{0}};
   }
   std::uint32_t key_out_window = 0;  // offset of window_start (window_end follows)
+  std::int64_t partial_out = -1;     // offset of the partial_field column, or -1
+  bool flushing = false;             // emitting windows before their end (finish, timeout)
 
   // ---- count windows ----
   template <bool kValues>
@@ -214,6 +217,7 @@ struct AggregateBox::State {
   }
 
   void count_end() {
+    flushing = true;
     for (std::uint32_t g = 0; g < groups.size(); ++g) {
       const Cursor& c = cursors[g];
       for (std::int64_t start = c.next_close + 1 - size; start < c.n; start += slide) {
@@ -339,7 +343,10 @@ struct AggregateBox::State {
     if (!started || live_panes == 0) return;
     const std::int64_t last_end = floor_div(max_time, slide) * slide + size;
     watermark = std::max(watermark, last_end);
+    // Every window that time closed has been emitted already: the rest are early.
+    flushing = true;
     close_through();
+    flushing = false;
   }
 
   std::int64_t time_of(const std::byte* row) const {
@@ -449,6 +456,7 @@ Result<std::unique_ptr<AggregateBox>> AggregateBox::make(const AggregateParams& 
     s->key_out.push_back(out.field(i).offset);
   }
   s->key_out_window = out.field(params.group_by.size()).offset;
+  if (!params.partial_field.empty()) s->partial_out = out.field(out.field_count() - 1).offset;
   if (s->time) s->pane_ring.resize(s->ring);
   return std::unique_ptr<AggregateBox>(new AggregateBox(std::move(s), out, batch_rows));
 }

@@ -187,6 +187,15 @@ std::vector<Error> AggregateParams::validate(const Schema& input) const {
       claim(a.as, at + ".as");
     }
   }
+  if (!partial_field.empty()) {
+    if (!is_identifier(partial_field)) {
+      add("output name " + in_quotes(partial_field) +
+              " is not an identifier (letters, digits, '_', not starting with a digit)",
+          "partial_field");
+    } else {
+      claim(partial_field, "partial_field");
+    }
+  }
   return errors;
 }
 
@@ -222,6 +231,7 @@ Result<Schema> AggregateParams::output_schema(const Schema& input) const {
     }
     fields.emplace_back(a.as, std::move(type));
   }
+  if (!partial_field.empty()) fields.emplace_back(partial_field, "bool");
   return Schema::make(std::move(fields));
 }
 

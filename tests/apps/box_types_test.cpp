@@ -560,3 +560,30 @@ TEST(BoxTypes, AggregateExpressionProblemsAreReportedOnTheirCharacter) {
 
 }  // namespace
 }  // namespace boreal::runtime
+
+namespace boreal::runtime {
+namespace {
+
+TEST(BoxTypes, JoinSlackAndAggregatePartialFieldFromYaml) {
+  const Planned join = plan_box("join", "[t, q]",
+                                {"left_time: ts", "right_time: ts", "window: 1ms", "slack: 2s",
+                                 "equal: [{left: sym, right: sym}]"},
+                                {&kTrades, &kQuotes});
+  EXPECT_EQ(join.messages, Messages{});
+  const Planned bad = plan_box("join", "[t, q]",
+                               {"left_time: ts", "right_time: ts", "window: 1ms", "slack: soon"},
+                               {&kTrades, &kQuotes});
+  EXPECT_EQ(bad.messages,
+            (Messages{"t.yaml:9:14: boxes[0].params.slack: expected an integer or a duration like "
+                      "'10s' (units ns, us, ms, s), got 'soon'"}));
+  const Planned agg = plan_box("aggregate", "a",
+                               {"window: {kind: count, size: 2}",
+                                "aggregates: [{function: count, as: n}]", "partial_field: early"},
+                               {&kTrades});
+  EXPECT_EQ(agg.messages, Messages{});
+  EXPECT_EQ(outputs_of(agg),
+            (std::vector<std::string>{"window_start:i64,window_end:i64,n:i64,early:bool"}));
+}
+
+}  // namespace
+}  // namespace boreal::runtime

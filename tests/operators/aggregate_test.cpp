@@ -597,3 +597,50 @@ TEST(AggregateParams, ExpressionArgumentErrors) {
 
 }  // namespace
 }  // namespace boreal::ops
+
+namespace boreal::ops {
+namespace {
+
+TEST(AggregateBox, PartialFieldTellsFlushedWindowsFromClosedOnes) {
+  // Time: [0,10) and [10,20) close as time passes 20; [20,30) is flushed by finish().
+  auto p = time_params(10, 10, {{"count", "", "n"}});
+  p.partial_field = "partial";
+  EXPECT_EQ(p.output_schema(input_schema()).value().to_string(),
+            "key:i64,window_start:i64,window_end:i64,n:i64,partial:bool");
+  EXPECT_EQ(run(p, seq_input({{1, 1}, {12, 1}, {25, 1}}), {1}),
+            (std::vector<std::string>{"0|0|10|1|0", "0|10|20|1|0", "0|20|30|1|1"}));
+  // Count: windows of 2, the third holds one tuple when the input ends.
+  auto c = count_params(2, 2, {{"count", "", "n"}});
+  c.partial_field = "partial";
+  EXPECT_EQ(run(c, seq_input({{0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}}), {2}),
+            (std::vector<std::string>{"0|0|1|2|0", "0|2|3|2|0", "0|4|4|1|1"}));
+}
+
+TEST(AggregateBox, PartialFieldMarksWindowsTheTimeoutFlushes) {
+  auto p = time_params(10, 10, {{"count", "", "n"}});
+  p.partial_field = "partial";
+  p.timeout = Duration(100);
+  auto box = AggregateBox::make(p, input_schema()).value();
+  Collect out(box->output(0).schema());
+  box->output(0).connect(&out);
+  box->process(0, make_batch(seq_input({{3, 1}, {15, 1}}), 0, 2));
+  box->tick(200);  // quiet for 185 > 100: [10,20) is flushed
+  box->process(0, make_batch(seq_input({{31, 1}, {45, 1}}), 0, 2));
+  box->finish(0);
+  EXPECT_EQ(out.rows, (std::vector<std::string>{"0|0|10|1|0", "0|10|20|1|1", "0|30|40|1|0",
+                                                "0|40|50|1|1"}));
+}
+
+TEST(AggregateParams, PartialFieldMustBeANewIdentifier) {
+  auto p = time_params(10, 10, {{"count", "", "n"}});
+  p.partial_field = "n";
+  EXPECT_EQ(describe(p.validate(input_schema())),
+            "params.partial_field: duplicate output name 'n'");
+  p.partial_field = "9x";
+  EXPECT_EQ(describe(p.validate(input_schema())),
+            "params.partial_field: output name '9x' is not an identifier (letters, digits, '_', "
+            "not starting with a digit)");
+}
+
+}  // namespace
+}  // namespace boreal::ops

@@ -37,8 +37,8 @@ constexpr std::int64_t kMaxInt = std::numeric_limits<std::int64_t>::max();
 constexpr std::array<std::string_view, 2> kFilterKeys = {"predicate", "emit_rejected"};
 constexpr std::array<std::string_view, 1> kMapKeys = {"fields"};
 constexpr std::array<std::string_view, 3> kMapFieldKeys = {"name", "expression", "type"};
-constexpr std::array<std::string_view, 5> kAggregateKeys = {"group_by", "window", "aggregates",
-                                                            "timeout", "slack"};
+constexpr std::array<std::string_view, 6> kAggregateKeys = {"group_by", "window", "aggregates",
+                                                            "timeout", "slack", "partial_field"};
 constexpr std::array<std::string_view, 4> kWindowKeys = {"kind", "field", "size", "slide"};
 constexpr std::array<std::string_view, 3> kAggregateFieldKeys = {"function", "field", "as"};
 constexpr std::array<std::string_view, 6> kJoinKeys = {"left_time", "right_time", "window",
@@ -542,6 +542,7 @@ std::optional<BoxPlan> plan_aggregate(const YamlValue* params, const YamlValue& 
     const auto n = kind == ops::WindowKind::count ? r.integer(*v, 0, kMaxInt) : r.span(*v, time, 0);
     p.slack = ops::Duration(n.value_or(0));
   }
+  if (const YamlValue* v = r.find("partial_field")) p.partial_field = r.string(*v).value_or("");
   if (!inputs_known) return std::nullopt;
   r.check(p.validate(*input));
   if (!r.ok()) return std::nullopt;

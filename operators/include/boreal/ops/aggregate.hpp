@@ -47,7 +47,8 @@
 //
 // Output schema: the group-by fields (same names and types, in group_by order), then
 // window_start and window_end (timestamp for a timestamp time field, i64 otherwise), then one
-// column per aggregate named `as`, in order. output_schema() computes it.
+// column per aggregate named `as`, in order, then (if `partial_field` is set) a bool column
+// that tells windows flushed early from closed ones. output_schema() computes it.
 //
 // Implementation. Groups are found by an open-addressing hash table keyed by the group-by
 // fields' bytes (one memcpy per field into a scratch key, a hash, linear probing); each group
@@ -112,6 +113,10 @@ struct AggregateParams {
   std::vector<AggregateField> aggregates{};
   std::optional<Duration> timeout{};  // time windows only, > 0
   Duration slack{0};                  // time windows only, >= 0
+  // Empty, or the name of a last output column, bool: true for a window emitted before its
+  // end was reached (by finish() at the end of the input, or by the timeout), which may lack
+  // tuples that never came; false for a window that time (or its last tuple) closed.
+  std::string partial_field{};
 
   // Every problem, each with its `where` ("params.window.size", "params.aggregates[1].field").
   [[nodiscard]] std::vector<Error> validate(const Schema& input) const;
