@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "apps/spec_test_support.hpp"
+#include "runtime/node_graph.hpp"
 
 #include "apps/app_test_support.hpp"
 
@@ -387,6 +388,32 @@ TEST(CheckCommand, AValidFileExits0AndPrintsItsPlan) {
                 "  kept (keep -> twice): seq:i64,ts:timestamp,key:i64,pad:str8 (32 bytes, derived)",
                 "  doubled (twice -> out): seq:i64,k2:i64 (16 bytes, derived)",
             }));
+}
+
+}  // namespace
+}  // namespace boreal::runtime
+
+namespace boreal::runtime {
+namespace {
+
+TEST(OutputBatches, WideTuplesGetFewerRowsPerBoxOutputBatch) {
+  // kBase's filter emits 32-byte tuples: the library's 1024 rows. The map's output is 16
+  // bytes: 1024 too. With an 8000-byte pad, the filter's batches hold 8 rows (64 KiB).
+  const auto rows_of = [](const std::string& yaml, std::string_view box) {
+    SpecResult<NetworkSpec> spec = parse_network(yaml, "t.yaml");
+    EXPECT_TRUE(spec) << (spec ? "" : spec.error().joined());
+    return spec ? output_batch_rows(spec.value(), *spec.value().find_box(box)) : 0;
+  };
+  EXPECT_EQ(rows_of(base_with(), "keep"), 1024u);
+  EXPECT_EQ(rows_of(base_with(), "twice"), 1024u);
+  const std::string wide =
+      base_with({{3, "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str8000}]"},
+                 {7, "transport: {wait: sleep, window: 8, batch_bytes: 65503}"}});
+  EXPECT_EQ(rows_of(wide, "keep"), 65536u / 8024u);
+  const std::string widest =
+      base_with({{3, "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str65472}]"},
+                 {7, "transport: {wait: sleep, window: 8, batch_bytes: 65503}"}});
+  EXPECT_EQ(rows_of(widest, "keep"), 1u);
 }
 
 }  // namespace

@@ -91,6 +91,17 @@ bool NodeGraph::done() const noexcept {
          std::all_of(sinks.begin(), sinks.end(), [](const auto& s) { return s->ended(); });
 }
 
+std::size_t output_batch_rows(const NetworkSpec& spec, const BoxSpec& box) {
+  std::size_t widest = 1;
+  for (const std::string& name : box.outputs) {
+    const StreamSpec* stream = spec.find_stream(name);
+    if (stream != nullptr && stream->tuple_schema) {
+      widest = std::max<std::size_t>(widest, stream->tuple_schema->tuple_bytes());
+    }
+  }
+  return std::clamp<std::size_t>(kOutputBatchBytes / widest, 1, ops::Output::kDefaultBatchRows);
+}
+
 transport::Result<ThreadLinks> make_thread_links(const std::vector<transport::EventLoop*>& loops,
                                                  const NetworkSpec& spec, const NodeSpec& self) {
   ThreadLinks links;
@@ -195,7 +206,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     if (!box.plan) {
       return fail(ErrorCategory::config, 0, spec.file_name + ": box '" + box.name + "' has no plan");
     }
-    auto made = box.plan->make(ops::Output::kDefaultBatchRows);
+    auto made = box.plan->make(output_batch_rows(spec, box));
     if (!made) {
       return fail(ErrorCategory::config, 0,
                   spec.file_name + ": box '" + box.name + "': " + made.error().describe());

@@ -77,6 +77,12 @@ struct NodeGraph {
 // Places the boxes of thread `thread` of node `self` and wires them, taking its ends of
 // `links`. An Error when it cannot start: a medium that cannot join nodes, a listener that
 // cannot open, an output file that cannot be written.
+// Rows per batch of a box's outputs on a node: ops::Output's default (1024), fewer for wide
+// tuples, so one output batch stays within kOutputBatchBytes (a 1024-row batch of 64-byte
+// tuples): a batch of 64 KiB tuples holds one row, not 64 MiB.
+inline constexpr std::size_t kOutputBatchBytes = 64 * 1024;
+[[nodiscard]] std::size_t output_batch_rows(const NetworkSpec& spec, const BoxSpec& box);
+
 [[nodiscard]] transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(
     transport::EventLoop& loop, const NetworkSpec& spec, const NodeSpec& self,
     std::uint32_t thread, ThreadLinks& links);
