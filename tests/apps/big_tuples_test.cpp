@@ -22,45 +22,12 @@
 #include <boreal/transport/fabric_medium.hpp>
 
 #include "apps/app_test_support.hpp"
+#include "apps/medium_param.hpp"
 
 namespace {
 
 using nlohmann::json;
 using namespace boreal::test;
-
-struct Medium {
-  const char* medium;
-  const char* provider;  // nullptr for tcp
-};
-
-void PrintTo(const Medium& m, std::ostream* os) {
-  *os << m.medium;
-  if (m.provider != nullptr) *os << " over " << m.provider;
-}
-
-// Empty when `m` can run here, else why not (libfabric's answer): opens an endpoint of the
-// provider and asks for a link of the medium, as a receiving node would.
-std::string unavailable(const Medium& m) {
-  if (m.provider == nullptr) return "";
-  boreal::transport::EventLoop loop;
-  auto listener = boreal::transport::FabricListener::open(loop, {m.provider, "127.0.0.1", 0});
-  if (!listener) {
-    const auto& message = listener.error().message;
-    if (message.find("no reliable-datagram") != std::string::npos ||
-        message.find(" lacks ") != std::string::npos) {
-      return message;
-    }
-    ADD_FAILURE() << "probing " << m.provider << ": " << message;
-    return message;
-  }
-  return "";
-}
-
-std::string medium_flags(const Medium& m) {
-  std::string flags = " --medium " + std::string(m.medium);
-  if (m.provider != nullptr) flags += " --provider '" + std::string(m.provider) + "'";
-  return flags;
-}
 
 constexpr int kGenerated = 2000;  // tuples of the generator's stream
 constexpr int kLines = 40;        // rows of the CSV file

@@ -32,6 +32,7 @@
 #include <boreal/transport/fabric_medium.hpp>
 
 #include "apps/app_test_support.hpp"
+#include "apps/medium_param.hpp"
 #include "launch/launcher.hpp"
 
 namespace {
@@ -43,25 +44,6 @@ const json* find_node(const std::vector<json>& lines, const std::string& node) {
   return find_kind(lines, "node", node);
 }
 
-// A medium and, for the fabric media, a provider.
-struct Medium {
-  const char* medium;
-  const char* provider;  // nullptr for tcp
-};
-
-// How gtest prints a parameter in test listings.
-void PrintTo(const Medium& m, std::ostream* os) {
-  *os << m.medium;
-  if (m.provider != nullptr) *os << " over " << m.provider;
-}
-
-// The flags that select `m` on the command line.
-std::string medium_flags(const Medium& m) {
-  std::string flags = " --medium " + std::string(m.medium);
-  if (m.provider != nullptr) flags += " --provider '" + std::string(m.provider) + "'";
-  return flags;
-}
-
 std::string medium_name(const Medium& m) {
   std::string name = m.medium;
   if (m.provider != nullptr) name += std::string("_") + m.provider;
@@ -69,29 +51,6 @@ std::string medium_name(const Medium& m) {
     if (c == ';' || c == '-') c = '_';
   }
   return name;
-}
-
-// Empty when `m` can run here, else why not (libfabric's answer). Opens an endpoint of the
-// provider and asks for a link of the medium, as a receiving node would.
-std::string unavailable(const Medium& m) {
-  if (m.provider == nullptr) return "";
-  boreal::transport::EventLoop loop;
-  // The socket providers bind a port the kernel picks (0); shm names its endpoint after
-  // host:port and takes no socket, so it gets a port no other test process is likely to use.
-  // (A port made of the process id collided with a port in use under CI's parallel tests.)
-  std::uint16_t port = 0;
-  if (std::string(m.provider) == "shm") port = boreal::runtime::free_tcp_port("127.0.0.1").value();
-  auto listener = boreal::transport::FabricListener::open(loop, {m.provider, "127.0.0.1", port});
-  if (!listener) {
-    const auto& message = listener.error().message;
-    if (message.find("no reliable-datagram") != std::string::npos ||
-        message.find(" lacks ") != std::string::npos) {
-      return message;
-    }
-    ADD_FAILURE() << "probing " << m.provider << ": " << message;
-    return message;
-  }
-  return "";
 }
 
 constexpr std::array<Medium, 8> kFabricMedia = {{{"fabric-msg", "tcp;ofi_rxm"},

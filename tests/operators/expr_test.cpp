@@ -13,20 +13,8 @@
 
 #include <gtest/gtest.h>
 
-// Counts every allocation of this test program, to show evaluation allocates nothing. GCC
-// cannot see that the replaced operator delete below pairs with the replaced operator new.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<std::size_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// Counts every allocation of this test program, to show evaluation allocates nothing.
+#include "allocation_counter.hpp"
 
 namespace boreal::ops {
 namespace {

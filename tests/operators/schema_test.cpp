@@ -23,20 +23,8 @@
 #include <boreal/ops/source.hpp>
 
 // Counts every allocation of this test program, to show that big tuples go through batches,
-// boxes, CSV and the generator without an allocation per tuple. GCC cannot see that the
-// replaced operator delete below pairs with the replaced operator new.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<std::size_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// boxes, CSV and the generator without an allocation per tuple.
+#include "allocation_counter.hpp"
 
 namespace boreal::ops {
 namespace {
