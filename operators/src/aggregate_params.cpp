@@ -80,6 +80,16 @@ std::vector<Error> AggregateParams::validate(const Schema& input) const {
     }
     names.push_back(name);
   };
+  // An output column the parameters name (`as`, partial_field): an identifier, not taken.
+  const auto name_output = [&](const std::string& name, std::string where) {
+    if (!is_identifier(name)) {
+      add("output name " + in_quotes(name) +
+              " is not an identifier (letters, digits, '_', not starting with a digit)",
+          std::move(where));
+    } else {
+      claim(name, std::move(where));
+    }
+  };
 
   for (std::size_t i = 0; i < group_by.size(); ++i) {
     const std::string where = "group_by[" + std::to_string(i) + "]";
@@ -179,23 +189,9 @@ std::vector<Error> AggregateParams::validate(const Schema& input) const {
         }
       }
     }
-    if (!is_identifier(a.as)) {
-      add("output name " + in_quotes(a.as) +
-              " is not an identifier (letters, digits, '_', not starting with a digit)",
-          at + ".as");
-    } else {
-      claim(a.as, at + ".as");
-    }
+    name_output(a.as, at + ".as");
   }
-  if (!partial_field.empty()) {
-    if (!is_identifier(partial_field)) {
-      add("output name " + in_quotes(partial_field) +
-              " is not an identifier (letters, digits, '_', not starting with a digit)",
-          "partial_field");
-    } else {
-      claim(partial_field, "partial_field");
-    }
-  }
+  if (!partial_field.empty()) name_output(partial_field, "partial_field");
   return errors;
 }
 

@@ -51,7 +51,7 @@ Result<TypeSpec> parse_type(std::string_view text, std::string_view field_name) 
       }
       return fail("string width of field " + in_quotes(field_name) + " is " + std::string(digits) +
                   "; strN needs 1 <= N <= " + std::to_string(kMaxStrWidth) +
-                  " (the largest tuple, one frame's payload on every medium)");
+                  " (" + std::string(kMaxTupleBytesWhy) + ")");
     }
   }
   return fail("unknown type " + in_quotes(text) + " for field " + in_quotes(field_name) + "; " +

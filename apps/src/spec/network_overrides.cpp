@@ -120,10 +120,9 @@ void apply_source_flags(NetworkSpec& spec, const Overrides& overrides, FlagError
 void apply_tuple_bytes(NetworkSpec& spec, std::int64_t tuple_bytes, FlagErrors& errors) {
   if (auto bad = check_range(tuple_bytes, 1, ops::kMaxTupleBytes)) {
     errors.add("--tuple-bytes", tuple_bytes > 0 ? "must be at most " +
-                                                      std::to_string(ops::kMaxTupleBytes) +
-                                                      " (the largest tuple, one frame's payload "
-                                                      "on every medium), got " +
-                                                      std::to_string(tuple_bytes)
+                                                      std::to_string(ops::kMaxTupleBytes) + " (" +
+                                                      std::string(ops::kMaxTupleBytesWhy) +
+                                                      "), got " + std::to_string(tuple_bytes)
                                                 : *bad);
     return;
   }

@@ -144,7 +144,7 @@ transport::Result<ops::Schema> resize_last_str(const ops::Schema& schema,
   if (static_cast<std::uint64_t>(tuple_bytes) > ops::kMaxTupleBytes) {
     return fail(ErrorCategory::config, 0,
                 "holds at most " + std::to_string(ops::kMaxTupleBytes) +
-                    " bytes (the largest tuple, one frame's payload on every medium)" + got);
+                    " bytes (" + std::string(ops::kMaxTupleBytesWhy) + ")" + got);
   }
   if (tuple_bytes % 8 != 0) {
     return fail(ErrorCategory::config, 0,

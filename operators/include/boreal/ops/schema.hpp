@@ -55,6 +55,9 @@ enum class FieldType : std::uint8_t { i32, i64, f64, boolean, timestamp, str };
 inline constexpr std::uint32_t kMaxTupleBytes = 65496;
 // A string field may fill a whole tuple (a schema with the field alone is exactly that big).
 inline constexpr std::uint32_t kMaxStrWidth = kMaxTupleBytes;
+// Why kMaxTupleBytes is the limit, in every message that states it.
+inline constexpr std::string_view kMaxTupleBytesWhy =
+    "the largest tuple, one frame's payload on every medium";
 static_assert(kMaxTupleBytes % 8 == 0, "tuples are padded to a multiple of 8 bytes");
 
 // The C++ value of a `timestamp` field: nanoseconds since the Unix epoch on the system clock
