@@ -15,6 +15,7 @@
 #include <boreal/ops/schema.hpp>
 
 #include "bench_command.hpp"
+#include "nexmark_command.hpp"
 #include "launch/launcher.hpp"
 #include "spec/network_spec.hpp"
 #include "spec/plan_text.hpp"
@@ -69,9 +70,9 @@ struct OverrideFlags {
         ->group("Transport (overrides the file)");
     app.add_option("--window", values.window, "Receive window in frames = initial credit (default 64)")
         ->group("Transport (overrides the file)");
-    app.add_option("--rate", values.rate, "Offered rate of every source: tuples/s, 'max' or 'idle'")
+    app.add_option("--rate", values.rate, "Offered rate of every source: tuples/s (nexmark: events/s), 'max' or 'idle'")
         ->group("Sources (override the file)");
-    app.add_option("--tuples", values.tuples, "Stop every source after this many tuples (0 = no limit)")
+    app.add_option("--tuples", values.tuples, "Stop every source after this many tuples (nexmark: events; 0 = no limit)")
         ->group("Sources (override the file)");
     app.add_option("--duration", values.duration_s, "Stop every source after this many seconds (0 = no limit)")
         ->group("Sources (override the file)");
@@ -335,6 +336,20 @@ int main(int argc, char** argv) {
                "receiving process and of the whole machine (wall x CPUs - idle, softirq included);\n"
                "cores the machine used; end-to-end latency percentiles in microseconds.");
 
+  // nexmark
+  auto* nexmark = app.add_subcommand("nexmark", "Write the NEXMark events of an id range as CSV files (for the oracle)");
+  boreal::cli::NexmarkDumpFlags nexmark_flags;
+  nexmark->add_option("--events", nexmark_flags.events, "How many events (of every kind)")->required();
+  nexmark->add_option("--out", nexmark_flags.out, "Directory for persons.csv, auctions.csv and bids.csv")->required();
+  nexmark->add_option("--first-event", nexmark_flags.first_event, "The first event id")->capture_default_str();
+  nexmark->add_option("--gap-us", nexmark_flags.gap_us, "Event time between events, microseconds")->capture_default_str();
+  nexmark->add_option("--max-delay-ms", nexmark_flags.max_delay_ms,
+                      "Bounded out-of-orderness: date_time moved earlier by up to this many ms")
+      ->capture_default_str();
+  nexmark->footer("The same events a nexmark source with these parameters generates (docs/nexmark.md).\n"
+                  "Example: boreal nexmark --events 100000 --out /tmp/nx && "
+                  "python3 scripts/nexmark/oracle.py --events /tmp/nx --query all --out-dir /tmp/nx/expected");
+
   // bench
   auto* bench = app.add_subcommand("bench", "Sweep media x wait modes x offered rates: CPU per tuple, latency, plots");
   BenchFlags bench_flags;
@@ -370,6 +385,7 @@ int main(int argc, char** argv) {
     return launch_command(launch_file, launch_flags, launch_free_ports, launch_timeout, launch_json,
                           launch_quiet);
   }
+  if (nexmark->parsed()) return boreal::cli::nexmark_command(nexmark_flags);
   if (bench->parsed()) return bench_command(bench_flags, command_line(argc, argv));
   return demo_command(demo_file, demo_modes, demo_flags, demo_json);
 }

@@ -35,6 +35,7 @@ NodeReport merged(const std::vector<const NodeReport*>& reports) {
     m.tuples_received += r->tuples_received;
     m.bytes_received += r->bytes_received;
     m.checksum_received ^= r->checksum_received;
+    m.content_checked = m.content_checked && r->content_checked;
     m.lost += r->lost;
     m.duplicated += r->duplicated;
     m.out_of_order += r->out_of_order;
@@ -77,6 +78,7 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
       for (const auto& e : sender.errors) s.errors.push_back(sender.node + ": " + e);
       for (const auto& e : receiver.errors) s.errors.push_back(receiver.node + ": " + e);
       s.checksum_ok = false;
+      s.checksum_compared = false;
       s.tuples_measured = sender.tuples_sent_measured;
       s.tuples_per_s = sender.window_s > 0 ? static_cast<double>(s.tuples_measured) / sender.window_s : 0;
       s.cpu_us_per_tuple_sender = per_tuple_us(sender.process_cpu_s, s.tuples_measured);

@@ -281,23 +281,26 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     }
   }
 
-  // Sources.
+  // Sources: one task per output (only a nexmark source has several).
   for (const BoxSpec& box : spec.boxes) {
     if (!on_this_thread(box) || box.type != "source") continue;
-    const StreamSpec& out = *spec.find_stream(box.outputs.at(0));
-    RowTarget* target = nullptr;
-    if (auto it = direct.find(out.name); it != direct.end()) {
-      target = it->second;
-    } else {
-      const std::size_t rows =
-          std::max<std::size_t>(1, out.transport.batch_bytes / schema_of(out).tuple_bytes());
-      graph->targets.push_back(
-          std::make_unique<FanoutTarget>(*graph->fanouts.at(out.name), schema_of(out), rows));
-      target = graph->targets.back().get();
+    for (std::size_t port = 0; port < box.outputs.size(); ++port) {
+      const StreamSpec& out = *spec.find_stream(box.outputs[port]);
+      RowTarget* target = nullptr;
+      if (auto it = direct.find(out.name); it != direct.end()) {
+        target = it->second;
+      } else {
+        const std::size_t rows =
+            std::max<std::size_t>(1, out.transport.batch_bytes / schema_of(out).tuple_bytes());
+        graph->targets.push_back(
+            std::make_unique<FanoutTarget>(*graph->fanouts.at(out.name), schema_of(out), rows));
+        target = graph->targets.back().get();
+      }
+      // Each task of a multi-output source reports as "box:stream".
+      const std::string name = box.outputs.size() > 1 ? box.name + ":" + out.name : box.name;
+      graph->sources.push_back(std::make_unique<SourceTask>(
+          name, out.name, *target, schema_of(out), *box.source, out.transport.flush, port));
     }
-    graph->sources.push_back(std::make_unique<SourceTask>(box.name, out.name, *target,
-                                                          schema_of(out), *box.source,
-                                                          out.transport.flush));
   }
   if (thread == 0 && std::none_of(spec.boxes.begin(), spec.boxes.end(),
                                   [&](const BoxSpec& box) { return box.node == me; })) {

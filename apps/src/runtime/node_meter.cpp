@@ -176,6 +176,7 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
     r.tuples_received += sink->tuples_;
     r.bytes_received += sink->bytes_;
     r.checksum_received ^= sink->crc_;
+    r.content_checked = r.content_checked && sink->kind() == SinkKind::check;
     r.lost += sink->lost_;
     r.duplicated += sink->duplicated_;
     r.out_of_order += sink->out_of_order_;

@@ -92,6 +92,9 @@ struct NodeReport {
   std::uint64_t tuples_received = 0;
   std::uint64_t bytes_received = 0;
   std::uint32_t checksum_received = 0;
+  // Every sink of the node is a check sink, so checksum_received covers all it received (the
+  // other kinds do not pass over the bytes; their checksum is not compared end to end).
+  bool content_checked = true;
   std::uint64_t lost = 0;          // sequence numbers skipped
   std::uint64_t duplicated = 0;    // a sequence number seen again
   std::uint64_t out_of_order = 0;  // a sequence number lower than one already seen
@@ -163,6 +166,9 @@ struct RunSummary {
   std::uint64_t duplicated = 0;
   std::uint64_t out_of_order = 0;
   bool checksum_ok = false;
+  // The content checksum was compared: every sink checks content (a check sink) and the
+  // network passes tuples through. False: checksum_ok is null in JSON.
+  bool checksum_compared = true;
   std::uint64_t tuples_measured = 0;  // received inside the window: what per-tuple figures use
   double tuples_per_s = 0;
   double mb_per_s = 0;

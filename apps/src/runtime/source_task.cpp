@@ -39,13 +39,14 @@ std::int64_t realtime_ns_at(SteadyTime at) noexcept {
 
 SourceTask::SourceTask(std::string name, std::string stream, RowTarget& target,
                        const ops::Schema& schema, const SourceParams& params,
-                       std::chrono::microseconds flush)
+                       std::chrono::microseconds flush, std::size_t port)
     : name_(std::move(name)),
       stream_(std::move(stream)),
       target_(target),
       schema_(schema),
       params_(params),
-      flush_(flush) {
+      flush_(flush),
+      port_(port) {
   if (params.rate && *params.rate > 0) period_ns_ = 1e9 / *params.rate;
   idle_ = params.rate && *params.rate == 0;
 }
@@ -66,6 +67,20 @@ void SourceTask::start(SteadyTime now) {
     }
     return;
   }
+  if (params_.kind == SourceKind::nexmark) {
+    auto generator = ops::NexmarkGenerator::make(
+        {.stream = params_.streams.at(port_),
+         .first_event = params_.first_event,
+         .events = params_.events > 0 ? params_.events : ops::NexmarkParams::kEndless,
+         .gap_us = params_.gap_us,
+         .max_delay_ms = params_.max_delay_ms});
+    if (!generator) {
+      error_ = "source '" + name_ + "': " + generator.error().describe();
+    } else {
+      nexmark_.emplace(std::move(generator).value());
+    }
+    return;
+  }
   ops::GeneratorParams params = generator_params(params_, schema_);
   params.start_ns = params_.start_ns.value_or(t0_real_);
   if (period_ns_ > 0) params.rate = *params_.rate;
@@ -79,6 +94,20 @@ void SourceTask::start(SteadyTime now) {
 
 SteadyTime SourceTask::due_at(std::uint64_t seq) const noexcept {
   return t0_ + std::chrono::nanoseconds(static_cast<std::int64_t>(static_cast<double>(seq) * period_ns_));
+}
+
+std::uint64_t SourceTask::units_done() const noexcept {
+  return nexmark_ ? nexmark_->next_event() - params_.first_event : generated_;
+}
+
+std::uint64_t SourceTask::units_for_rows(std::uint64_t rows) const noexcept {
+  return nexmark_ ? nexmark_->event_after_rows(rows) - params_.first_event : generated_ + rows;
+}
+
+bool SourceTask::exhausted() const noexcept {
+  if (error_) return true;
+  if (nexmark_) return nexmark_->done();
+  return (params_.tuples > 0 && generated_ >= params_.tuples) || (csv_ && csv_->done());
 }
 
 bool SourceTask::open_batch(SteadyTime now) {
@@ -96,7 +125,7 @@ bool SourceTask::open_batch(SteadyTime now) {
   }
   // The flush clock starts when the batch's first tuple was due, not when this thread got
   // round to it, so no tuple waits in the sender longer than `flush`.
-  opened_at_ = period_ns_ > 0 ? std::min(now, due_at(generated_)) : now;
+  opened_at_ = period_ns_ > 0 ? std::min(now, due_at(units_for_rows(1) - 1)) : now;
   return true;
 }
 
@@ -117,6 +146,7 @@ std::size_t SourceTask::fill(std::size_t rows, std::int64_t& now_real) {
     }
     return read.value().rows;  // the end of the file shows in csv_->done()
   }
+  if (nexmark_) return nexmark_->fill(*batch_, rows, params_.first_event + due_units_);
   if (!generator_) return 0;
   if (period_ns_ > 0) return generator_->fill(*batch_, rows);
   // A fixed start: unpaced rows all get it (fill() with no rate), the same in every run.
@@ -138,27 +168,29 @@ int SourceTask::do_work(SteadyTime now) {
                        now - t0_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration);
   // A paced source fills its batch when the batch must leave, not as each tuple comes due.
   if (period_ns_ > 0 && !time_up && now < deadline()) return work;
-  std::uint64_t due = params_.tuples > 0 ? params_.tuples : UINT64_MAX;
+  // Units (tuples, or nexmark events) due by now.
+  std::uint64_t due = params_.tuples > 0 && !nexmark_ ? params_.tuples : UINT64_MAX;
   if (period_ns_ > 0) {
     const double elapsed = static_cast<double>((now - t0_).count());
     due = std::min<std::uint64_t>(due, static_cast<std::uint64_t>(elapsed / period_ns_) + 1);
   }
   if (idle_ || error_) due = 0;
-  if (time_up) due = std::min(due, generated_);
-  bool exhausted = (params_.tuples > 0 && generated_ >= params_.tuples) || time_up ||
-                   error_.has_value() || (csv_ && csv_->done());
+  if (time_up) due = std::min(due, units_done());
+  due_units_ = due;
+  bool exhausted = time_up || this->exhausted();
 
   std::int64_t now_real = 0;
   int frames = 0;
-  while (!exhausted && generated_ < due && frames < kFramesPerCall) {
+  while (!exhausted && units_done() < due && frames < kFramesPerCall) {
     if (batch_ == nullptr && !open_batch(now)) return work;
     const std::size_t room = batch_->capacity_rows() - batch_->size();
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(room, due - generated_));
+    // A nexmark fill stops at the due event by itself; the others count tuples.
+    const std::size_t want =
+        nexmark_ ? room : static_cast<std::size_t>(std::min<std::uint64_t>(room, due - generated_));
     const std::size_t got = fill(want, now_real);
     generated_ += got;
     ++work;
-    exhausted = (params_.tuples > 0 && generated_ >= params_.tuples) || error_.has_value() ||
-                (csv_ && csv_->done());
+    exhausted = this->exhausted();
     if (batch_->full()) {
       // The batch that completes a count-limited stream carries its end.
       commit(exhausted);
@@ -188,8 +220,8 @@ SteadyTime SourceTask::deadline() const noexcept {
   if (period_ns_ > 0) {
     const std::uint64_t capacity = target_.capacity_rows();
     const std::uint64_t room = open ? capacity - batch_->size() : capacity;
-    at = std::min(at, due_at(generated_ + room - 1));  // the batch would be full
-    if (!open) at = std::min(at, due_at(generated_) + flush_);  // its first tuple's flush
+    at = std::min(at, due_at(units_for_rows(room) - 1));  // the batch would be full
+    if (!open) at = std::min(at, due_at(units_for_rows(1) - 1) + flush_);  // its first tuple's flush
   }
   if (params_.duration.count() > 0) {
     at = std::min(at, t0_ + std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration));

@@ -3,6 +3,9 @@
 // into a link's frame when the stream goes only to one other node, else into a batch handed
 // to the stream's fan-out (local boxes, several links).
 //
+// A nexmark source (ops/nexmark.hpp) paces and counts events of every kind: its rate is
+// events/s, and the task of its bids stream sends the bids of the events due.
+//
 // Pacing (one wake-up per frame): a paced source fills its batch when the batch must leave,
 // because it would be full or because its first tuple has waited `flush`, not as each tuple
 // comes due; tuples carry their scheduled times (start + i / rate) either way, so a late
@@ -20,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include <boreal/ops/nexmark.hpp>
 #include <boreal/ops/source.hpp>
 
 #include "runtime/link_ports.hpp"
@@ -29,8 +33,10 @@ namespace boreal::runtime {
 
 class SourceTask {
  public:
+  // `port`: which of the box's outputs this task fills (a nexmark source has one task per
+  // output, each walking the same event ids and keeping its own kind; the others have one).
   SourceTask(std::string name, std::string stream, RowTarget& target, const ops::Schema& schema,
-             const SourceParams& params, std::chrono::microseconds flush);
+             const SourceParams& params, std::chrono::microseconds flush, std::size_t port = 0);
 
   // Generates what is due at `now` and hands it on. Returns work done.
   int do_work(SteadyTime now);
@@ -61,6 +67,12 @@ class SourceTask {
   // Appends up to `rows` rows to the open batch; returns how many it appended.
   std::size_t fill(std::size_t rows, std::int64_t& now_real);
   [[nodiscard]] SteadyTime due_at(std::uint64_t seq) const noexcept;
+  // Pacing and limits count units: tuples, or events for a nexmark source (whose stream
+  // holds only some of them). Units done so far, and units that must be due for `rows` more
+  // rows (rows >= 1).
+  [[nodiscard]] std::uint64_t units_done() const noexcept;
+  [[nodiscard]] std::uint64_t units_for_rows(std::uint64_t rows) const noexcept;
+  [[nodiscard]] bool exhausted() const noexcept;
 
   std::string name_;
   std::string stream_;
@@ -68,10 +80,13 @@ class SourceTask {
   ops::Schema schema_;
   SourceParams params_;
   std::chrono::nanoseconds flush_;
+  std::size_t port_;
   std::optional<ops::Generator> generator_;
+  std::optional<ops::NexmarkGenerator> nexmark_;
   std::unique_ptr<ops::CsvReader> csv_;
   std::optional<std::string> error_;
   double period_ns_ = 0;  // 0 = as fast as possible (unless idle)
+  std::uint64_t due_units_ = 0;  // units due at the current do_work() call
   bool idle_ = false;     // rate "idle": nothing until the duration ends
   bool started_ = false;
   bool eos_committed_ = false;

@@ -111,7 +111,8 @@ void apply_source_flags(NetworkSpec& spec, const Overrides& overrides, FlagError
   for (BoxSpec& box : spec.boxes) {
     if (!box.source) continue;
     if (rate) box.source->rate = *rate;
-    if (tuples) box.source->tuples = *tuples;
+    // A nexmark source counts events (of every kind), not the tuples of one of its streams.
+    if (tuples) (box.source->kind == SourceKind::nexmark ? box.source->events : box.source->tuples) = *tuples;
     if (duration) box.source->duration = std::chrono::duration<double>(*duration);
   }
 }

@@ -36,9 +36,14 @@ constexpr std::array<std::string_view, 9> kLinkKeys = {
     "spin_us", "batch_bytes", "flush_us", "window"};
 constexpr std::array<std::string_view, 8> kBoxKeys = {"name", "type",   "node",   "in",
                                                       "out",  "schema", "params", "thread"};
-constexpr std::array<std::string_view, 14> kSourceParamKeys = {
-    "kind",      "path",         "rate",   "tuples", "duration_s", "seed",       "keys",
-    "key_field", "distribution", "zipf_s", "values", "seq_field",  "time_field", "start_ns"};
+constexpr std::array<std::string_view, 19> kSourceParamKeys = {
+    "kind",       "path",         "rate",        "tuples",      "duration_s",
+    "seed",       "keys",         "key_field",   "distribution", "zipf_s",
+    "values",     "seq_field",    "time_field",  "start_ns",    "streams",
+    "events",     "first_event",  "gap_us",      "max_delay_ms"};
+// The keys only a nexmark source takes.
+constexpr std::array<std::string_view, 5> kNexmarkKeys = {"streams", "events", "first_event",
+                                                          "gap_us", "max_delay_ms"};
 constexpr std::array<std::string_view, 4> kSinkParamKeys = {"kind", "slow_us_per_frame", "output",
                                                             "field"};
 constexpr std::array<std::string_view, 3> kValueKeys = {"field", "min", "max"};
@@ -94,6 +99,7 @@ class Parser {
   void read_boxes(const YamlValue& value);
   void read_box(const YamlValue& value);
   void read_source_params(const YamlValue* params, BoxSpec& box);
+  void read_nexmark_params(const YamlValue& params, const YamlMapping& mapping, BoxSpec& box);
   void read_sink_params(const YamlValue* params, BoxSpec& box);
   void check_box_references();
   void build_streams();
@@ -367,19 +373,28 @@ void Parser::read_box(const YamlValue& value) {
   if (params != nullptr) box.params_at = std::make_shared<const YamlValue>(*params);
 
   if (box.type == "source") {
-    if (schema_value == nullptr) {
+    read_source_params(params, box);
+    const bool nexmark = box.source->kind == SourceKind::nexmark;
+    if (nexmark && schema_value != nullptr) {
+      problems_.add(*schema_value, "a nexmark source's streams have fixed schemas "
+                                   "(docs/nexmark.md); remove 'schema'");
+    } else if (!nexmark && schema_value == nullptr) {
       problems_.add(value, "missing required key 'schema' (a source names its output's schema)");
     }
     if (out_value == nullptr) {
-      problems_.add(value, "missing required key 'out' (a source has one output stream)");
-    } else if (outputs_read && box.outputs.size() != 1) {
+      problems_.add(value, nexmark ? "missing required key 'out' (a nexmark source has one to "
+                                     "three output streams)"
+                                   : "missing required key 'out' (a source has one output stream)");
+    } else if (outputs_read && nexmark && (box.outputs.empty() || box.outputs.size() > 3)) {
+      problems_.add(*out_value, "a nexmark source has one to three output streams, got " +
+                                    std::to_string(box.outputs.size()));
+    } else if (outputs_read && !nexmark && box.outputs.size() != 1) {
       problems_.add(*out_value, "a source has exactly one output stream, got " +
                                     std::to_string(box.outputs.size()));
     }
     if (in_value != nullptr && !box.inputs.empty()) {
       problems_.add(*in_value, "a source has no input stream");
     }
-    read_source_params(params, box);
   } else if (box.type == "sink") {
     if (in_value == nullptr) {
       problems_.add(value, "missing required key 'in' (a sink has one input stream)");
@@ -407,12 +422,25 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
         source.kind = SourceKind::generator;
       } else if (*kind == "csv") {
         source.kind = SourceKind::csv;
+      } else if (*kind == "nexmark") {
+        source.kind = SourceKind::nexmark;
       } else {
-        problems_.add(*v, "unknown source kind " + in_quotes(*kind) + " (valid: generator, csv)");
+        problems_.add(*v, "unknown source kind " + in_quotes(*kind) +
+                              " (valid: generator, csv, nexmark)");
       }
     }
   }
   const bool csv = source.kind == SourceKind::csv;
+  const bool nexmark = source.kind == SourceKind::nexmark;
+  if (nexmark) {
+    read_nexmark_params(*params, *mapping, box);
+  } else {
+    for (std::string_view key : kNexmarkKeys) {
+      if (const YamlValue* v = mapping->find(key)) {
+        problems_.add(*v, in_quotes(key) + " is for a nexmark source (kind: nexmark)");
+      }
+    }
+  }
   if (const YamlValue* v = mapping->find("path")) {
     if (!csv) problems_.add(*v, "'path' is for a csv source (kind: csv)");
     if (auto path = read_string(*v, problems_)) source.path = *path;
@@ -430,6 +458,7 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
     }
   }
   if (const YamlValue* v = mapping->find("tuples")) {
+    if (nexmark) problems_.add(*v, "a nexmark source counts events: use 'events'");
     if (auto n = read_uint64(*v, problems_)) source.tuples = *n;
   }
   if (const YamlValue* v = mapping->find("duration_s")) {
@@ -440,8 +469,9 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
   // The generator's own keys.
   auto generator_key = [&](std::string_view key) -> const YamlValue* {
     const YamlValue* v = mapping->find(key);
-    if (v != nullptr && csv) {
-      problems_.add(*v, in_quotes(key) + " is for a generator source, not kind csv");
+    if (v != nullptr && (csv || nexmark)) {
+      problems_.add(*v, in_quotes(key) + " is for a generator source, not kind " +
+                            (csv ? "csv" : "nexmark"));
       return nullptr;
     }
     return v;
@@ -516,6 +546,51 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
   }
 }
 
+void Parser::read_nexmark_params(const YamlValue& params, const YamlMapping& mapping, BoxSpec& box) {
+  SourceParams& source = *box.source;
+  if (const YamlValue* v = mapping.find("streams")) {
+    if (auto items = read_list(*v, problems_)) {
+      for (const YamlValue& item : *items) {
+        const auto name = read_string(item, problems_);
+        if (!name) continue;
+        if (auto stream = ops::nexmark_stream(*name)) {
+          source.streams.push_back(*stream);
+        } else {
+          problems_.add(item, "unknown nexmark stream " + in_quotes(*name) +
+                                  " (valid: persons, auctions, bids, events)");
+        }
+      }
+      if (source.streams.size() == items->size() && !box.outputs.empty() &&
+          source.streams.size() != box.outputs.size()) {
+        problems_.add(*v, "names " + count_text(source.streams.size(), "stream") + " for " +
+                              count_text(box.outputs.size(), "output") + " in 'out'");
+      }
+    }
+  } else if (box.outputs.size() == 1) {
+    source.streams = {ops::NexmarkStream::events};
+  } else if (box.outputs.size() == 3) {
+    source.streams = {ops::NexmarkStream::persons, ops::NexmarkStream::auctions,
+                      ops::NexmarkStream::bids};
+  } else if (box.outputs.size() == 2) {
+    problems_.add(params, "missing key 'streams': a nexmark source with two outputs names the "
+                          "kind of each (persons, auctions, bids or events)");
+  }
+  if (const YamlValue* v = mapping.find("events")) {
+    if (auto n = read_uint64(*v, problems_)) source.events = *n;
+  }
+  if (const YamlValue* v = mapping.find("first_event")) {
+    if (auto n = read_uint64(*v, problems_)) source.first_event = *n;
+  }
+  if (const YamlValue* v = mapping.find("gap_us")) {
+    if (auto n = read_int(*v, 1, 1'000'000, problems_)) source.gap_us = static_cast<std::uint32_t>(*n);
+  }
+  if (const YamlValue* v = mapping.find("max_delay_ms")) {
+    if (auto n = read_int(*v, 0, 1'000'000, problems_)) {
+      source.max_delay_ms = static_cast<std::uint32_t>(*n);
+    }
+  }
+}
+
 void Parser::read_sink_params(const YamlValue* params, BoxSpec& box) {
   SinkParams& sink = box.sink.emplace();
   if (params == nullptr || params->node.IsNull()) return;
@@ -580,7 +655,8 @@ void Parser::check_box_references() {
                                         std::to_string(node->threads - 1) + "), no thread " +
                                         std::to_string(box.thread) + " (set its `threads`)");
     }
-    if (places.schema && !declared_schemas_.contains(box.schema)) {
+    const bool nexmark = box.source && box.source->kind == SourceKind::nexmark;  // refused
+    if (places.schema && !nexmark && !declared_schemas_.contains(box.schema)) {
       const std::string known = declared_schemas_.empty()
                                     ? std::string(" (no schemas are declared)")
                                     : " (schemas: " + listed(declared_schemas_) + ")";

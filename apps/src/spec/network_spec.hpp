@@ -29,7 +29,12 @@
 // 1000), key_field (default "key" when the schema has it), distribution (uniform | zipf),
 // zipf_s (default 1), values (a list of {field, min, max}: uniform numeric values),
 // seq_field (default "seq"), time_field (default "ts"), start_ns (fixed scheduled times).
-// A csv source: path (required; a header line naming the schema's fields) and rate. Sink
+// A csv source: path (required; a header line naming the schema's fields) and rate. A nexmark
+// source (docs/nexmark.md) has no `schema` (each stream's is fixed) and one to three outputs:
+// streams (each output's kind: persons, auctions, bids or events; default events for one
+// output, persons, auctions, bids for three), events (event ids to walk, of every kind; 0 = no
+// limit), rate (events/s), duration_s, first_event, gap_us (default 10), max_delay_ms
+// (default 0). Sink
 // params: kind (check | count | discard | latency | csv; default check), output (a CSV file, with a header line, of every tuple
 // received, in order; default none), field (latency: the time field; default "ts") and
 // slow_us_per_frame (a test hook that makes the sink slow; default 0).
@@ -63,6 +68,7 @@
 
 #include <boost/outcome/result.hpp>
 #include <boreal/ops/schema.hpp>
+#include <boreal/ops/nexmark.hpp>
 #include <boreal/ops/source.hpp>
 #include <boreal/transport/wait_mode.hpp>
 #include <yaml-cpp/yaml.h>
@@ -125,7 +131,7 @@ struct NodeSpec {
 
 inline constexpr std::uint32_t kMaxThreads = 64;
 
-enum class SourceKind : std::uint8_t { generator, csv };
+enum class SourceKind : std::uint8_t { generator, csv, nexmark };
 
 struct ValueSpec {
   std::string field;
@@ -136,8 +142,17 @@ struct ValueSpec {
 struct SourceParams {
   SourceKind kind = SourceKind::generator;
   std::string path;  // csv: the file to read
-  // tuples/s; nullopt = "max" (as fast as credit allows); 0 = "idle": the link is open and
-  // the source sends nothing until its duration ends (what waiting costs with no traffic)
+  // nexmark: the event stream of each output, in `out` order (ops/nexmark.hpp), the events
+  // to walk (0 = no count limit), the first event id, µs of event time per event, and the
+  // bounded out-of-orderness of date_time in ms.
+  std::vector<ops::NexmarkStream> streams;
+  std::uint64_t events = 0;
+  std::uint64_t first_event = 0;
+  std::uint32_t gap_us = 10;
+  std::uint32_t max_delay_ms = 0;
+  // tuples/s (nexmark: events/s of every kind); nullopt = "max" (as fast as credit allows);
+  // 0 = "idle": the link is open and the source sends nothing until its duration ends (what
+  // waiting costs with no traffic)
   std::optional<double> rate;
   std::uint64_t tuples = 0;                   // stop after this many; 0 = no count limit
   std::chrono::duration<double> duration{0};  // stop after this long; 0 = no time limit

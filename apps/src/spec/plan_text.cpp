@@ -26,6 +26,14 @@ std::string box_detail(const BoxSpec& box) {
     const SourceParams& s = *box.source;
     if (s.kind == SourceKind::csv) {
       out << "csv " << s.path;
+    } else if (s.kind == SourceKind::nexmark) {
+      out << "nexmark";
+      for (std::size_t i = 0; i < s.streams.size(); ++i) out << (i == 0 ? " " : "/") << ops::to_string(s.streams[i]);
+      out << ", " << (s.rate ? rate_text(s.rate) + " (events)" : "max");
+      if (s.events > 0) out << ", " << s.events << " events from " << s.first_event;
+      if (s.duration.count() > 0) out << ", " << s.duration.count() << " s";
+      out << ", gap " << s.gap_us << " us";
+      if (s.max_delay_ms > 0) out << ", delays up to " << s.max_delay_ms << " ms";
     } else {
       out << "generator, " << rate_text(s.rate);
       if (s.tuples > 0) out << ", " << s.tuples << " tuples";

@@ -11,6 +11,7 @@
 #include <boreal/ops/sink.hpp>
 
 #include "spec/box_types.hpp"
+#include "spec/spec_values.hpp"
 
 namespace boreal::runtime {
 namespace {
@@ -24,10 +25,6 @@ std::optional<YamlValue> child(const YamlValue& parent, std::string_view key) {
   const YAML::Node value = map[std::string(key)];
   if (!value.IsDefined()) return std::nullopt;
   return YamlValue{value, parent.key_path(key), value.Mark()};
-}
-
-std::string count_text(std::size_t n, std::string_view what) {
-  return std::to_string(n) + " " + std::string(what) + (n == 1 ? "" : "s");
 }
 
 // Which box produces each stream (index into spec.boxes), or npos: the first box that lists
@@ -160,6 +157,12 @@ void derive_schemas(NetworkSpec& spec, Problems& problems) {
       if (stream != nullptr) stream->tuple_schema = schema;
     };
     if (box.type == "source") {
+      if (box.source && box.source->kind == SourceKind::nexmark) {
+        for (std::size_t port = 0; port < box.source->streams.size(); ++port) {
+          set_output(port, ops::nexmark_schema(box.source->streams[port]));
+        }
+        continue;
+      }
       if (named == nullptr) continue;
       set_output(0, *named);
       if (box.source && box.source->kind == SourceKind::generator) {

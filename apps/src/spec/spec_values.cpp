@@ -56,6 +56,10 @@ std::optional<std::string> check_range(std::int64_t value, std::int64_t min, std
   return std::nullopt;
 }
 
+std::string count_text(std::size_t n, std::string_view what) {
+  return std::to_string(n) + " " + std::string(what) + (n == 1 ? "" : "s");
+}
+
 transport::Result<std::string> parse_medium(std::string_view name) {
   std::string valid;
   for (std::string_view medium : kMedia) {

@@ -42,6 +42,9 @@ static_assert(ops::kMaxTupleBytes <= transport::kMaxPayloadBytesEveryMedium &&
                                                      std::int64_t max);
 
 // One of kMedia, else "unknown medium 'x' (valid: tcp, inproc, fabric-msg, fabric-rma)".
+// "1 output", "3 outputs": a count and a noun, plural when it is not one.
+[[nodiscard]] std::string count_text(std::size_t n, std::string_view what);
+
 [[nodiscard]] transport::Result<std::string> parse_medium(std::string_view name);
 
 // A libfabric provider name as `fi_info -l` prints it ("tcp;ofi_rxm", "verbs", "efa"): not
