@@ -352,7 +352,9 @@ void JoinBox::on_tuple(std::size_t port, const std::byte* row) {
   const SidePlan& plan = plan_[port];
   const std::size_t other = 1 - port;
   const std::int64_t time = read_int(row, plan.time_offset, plan.time_kind);
-  if (time < saturating_sub(max_time_[port], slack_)) {
+  // Unbounded: nothing is evicted, so no tuple is late.
+  if (window_ != std::numeric_limits<std::int64_t>::max() &&
+      time < saturating_sub(max_time_[port], slack_)) {
     ++dropped_late_[port];  // late: its partners may be evicted already (join.hpp)
     return;
   }

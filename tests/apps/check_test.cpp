@@ -81,7 +81,7 @@ TEST(CheckErrors, UnknownBoxTypeListsTheKnownOnes) {
   // The filter's output has no schema then, and nothing downstream repeats the problem.
   EXPECT_EQ(errors_of(base_with({{16, "    type: filtre"}})),
             Errors{"t.yaml:16:11: boxes[1].type: unknown box type 'filtre' (valid: source, sink, "
-                   "filter, map, union, aggregate, join, bsort, resample, split)"});
+                   "filter, map, union, aggregate, join, bsort, resample, split, argmax)"});
 }
 
 TEST(CheckErrors, UnknownOperatorParamListsTheValidOnes) {

@@ -370,7 +370,7 @@ TEST(NetworkSpecErrors, BadAddress) {
 TEST(NetworkSpecErrors, UnknownBoxType) {
   EXPECT_EQ(errors_of(base_with({{16, "    type: drain"}})),
             Errors{"t.yaml:16:11: boxes[1].type: unknown box type 'drain' (valid: source, sink, "
-                   "filter, map, union, aggregate, join, bsort, resample, split)"});
+                   "filter, map, union, aggregate, join, bsort, resample, split, argmax)"});
 }
 
 TEST(NetworkSpecErrors, StreamWithNoProducer) {

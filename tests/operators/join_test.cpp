@@ -99,6 +99,26 @@ TEST(Join, EqualityWithinWindowLeftThenRight) {
   EXPECT_EQ(out.rows, expected);
 }
 
+TEST(Join, AnUnboundedWindowMatchesAnyTimesAndEvictsNothing) {
+  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration::max(),
+                      .equal = {{"sym", "sym"}}});
+  Collect out(box->output(0).schema());
+  box->output(0).connect(&out);
+  box->process(0, left_rows({{-4'000'000'000'000'000'000, "A", 1, 1.0}}));
+  box->process(1, right_rows({{4'000'000'000'000'000'000, "A", 7}, {4'000'000'000'000'000'001, "B", 8}}));
+  box->process(0, left_rows({{4'000'000'000'000'000'002, "B", 2, 2.0}}));
+  box->process(1, right_rows({{-5'000'000'000'000'000'000, "A", 9}}));  // older: not late
+  EXPECT_EQ(box->stored(0), 2u);
+  EXPECT_EQ(box->stored(1), 3u);
+  box->finish(0);
+  box->finish(1);
+  EXPECT_EQ(out.rows, (std::vector<std::string>{
+                          "-4000000000000000000,A,1,1.000000,4000000000000000000,A,7",
+                          "4000000000000000002,B,2,2.000000,4000000000000000001,B,8",
+                          "-4000000000000000000,A,1,1.000000,-5000000000000000000,A,9"}));
+  EXPECT_EQ(box->dropped_late(1), 0u);
+}
+
 TEST(Join, InterleavedArrivalGivesSameSetInArrivalOrder) {
   auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"sym", "sym"}}});
   Collect out(box->output(0).schema());

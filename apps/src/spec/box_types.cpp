@@ -18,6 +18,7 @@
 #include <boreal/ops/bsort.hpp>
 #include <boreal/ops/filter.hpp>
 #include <boreal/ops/join.hpp>
+#include <boreal/ops/argmax.hpp>
 #include <boreal/ops/map.hpp>
 #include <boreal/ops/resample.hpp>
 #include <boreal/ops/split.hpp>
@@ -49,6 +50,7 @@ constexpr std::array<std::string_view, 2> kBSortKeys = {"field", "slack"};
 constexpr std::array<std::string_view, 5> kResampleKeys = {"time_field", "interval", "group_by",
                                                            "value_fields", "mode"};
 constexpr std::array<std::string_view, 2> kSplitKeys = {"key_fields", "outputs"};
+constexpr std::array<std::string_view, 2> kArgMaxKeys = {"by", "field"};
 
 std::string in_quotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
@@ -568,7 +570,11 @@ std::optional<BoxPlan> plan_join(const YamlValue* params, const YamlValue& box_a
   if (const YamlValue* v = r.require("left_time")) p.left_time = r.string(*v).value_or("");
   if (const YamlValue* v = r.require("right_time")) p.right_time = r.string(*v).value_or("");
   const TimeField time = time_field(inputs_known ? inputs[0] : nullptr, p.left_time);
-  if (const YamlValue* v = r.require("window")) p.window = ops::Duration(r.span(*v, time, 0).value_or(0));
+  if (const YamlValue* v = r.require("window")) {
+    // "unbounded": every pair matches whatever its times (ops/join.hpp).
+    const bool unbounded = v->node.IsScalar() && v->node.Scalar() == "unbounded";
+    p.window = unbounded ? ops::Duration::max() : ops::Duration(r.span(*v, time, 0).value_or(0));
+  }
   if (const YamlValue* v = r.find("slack")) p.slack = ops::Duration(r.span(*v, time, 0).value_or(0));
   if (const YamlValue* v = r.find("equal")) {
     if (auto items = r.list(*v)) {
@@ -626,6 +632,22 @@ std::optional<BoxPlan> plan_bsort(const YamlValue* params, const YamlValue& box_
   return plan;
 }
 
+std::optional<BoxPlan> plan_argmax(const YamlValue* params, const YamlValue& box_at, Inputs inputs,
+                                   Problems& problems) {
+  ParamReader r(params, box_at, problems, Keys(kArgMaxKeys));
+  ops::ArgMaxParams p;
+  if (const YamlValue* v = r.require("by")) p.by = r.string(*v).value_or("");
+  if (const YamlValue* v = r.require("field")) p.field = r.string(*v).value_or("");
+  if (!known(inputs, 1, 1)) return std::nullopt;
+  const ops::Schema& input = *inputs[0];
+  r.check(p.validate(input));
+  if (!r.ok()) return std::nullopt;
+  BoxPlan plan;
+  plan.outputs.push_back(input);
+  plan.make = [p, input](std::size_t rows) { return as_box(ops::ArgMax::make(p, input, rows)); };
+  return plan;
+}
+
 std::optional<BoxPlan> plan_resample(const YamlValue* params, const YamlValue& box_at,
                                      Inputs inputs, Problems& problems) {
   ParamReader r(params, box_at, problems, Keys(kResampleKeys));
@@ -680,7 +702,7 @@ std::optional<BoxPlan> plan_split(const YamlValue* params, const YamlValue& box_
 
 constexpr std::size_t kAny = std::numeric_limits<std::size_t>::max();
 
-constexpr std::array<BoxType, 8> kOperatorTypes = {{
+constexpr std::array<BoxType, 9> kOperatorTypes = {{
     {"filter", Keys(kFilterKeys), 1, 1, &plan_filter},
     {"map", Keys(kMapKeys), 1, 1, &plan_map},
     {"union", Keys(), 2, kAny, &plan_union},
@@ -689,6 +711,7 @@ constexpr std::array<BoxType, 8> kOperatorTypes = {{
     {"bsort", Keys(kBSortKeys), 1, 1, &plan_bsort},
     {"resample", Keys(kResampleKeys), 1, 1, &plan_resample},
     {"split", Keys(kSplitKeys), 1, 1, &plan_split},
+    {"argmax", Keys(kArgMaxKeys), 1, 1, &plan_argmax},
 }};
 
 }  // namespace

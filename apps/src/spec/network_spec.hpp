@@ -87,8 +87,9 @@ inline constexpr std::string_view kDefaultProvider = "tcp;ofi_rxm";
 // fabric-msg or fabric-rma.
 [[nodiscard]] bool is_fabric(std::string_view medium) noexcept;
 // Box types the file may name: the two edges and the operators of box_types.hpp.
-inline constexpr std::array<std::string_view, 10> kBoxTypes = {
-    "source", "sink", "filter", "map", "union", "aggregate", "join", "bsort", "resample", "split"};
+inline constexpr std::array<std::string_view, 11> kBoxTypes = {
+    "source", "sink",  "filter",   "map",   "union", "aggregate",
+    "join",   "bsort", "resample", "split", "argmax"};
 
 // Every located problem found in a file (or in command-line overrides), in file order.
 struct SpecErrors {

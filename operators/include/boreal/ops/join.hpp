@@ -5,6 +5,10 @@
 //   l.a == r.b for every (a, b) in `equal`                       (zero or more conditions)
 //   |l.x - r.y| <= width for band {x, y, width}                  (optional)
 // and every match becomes one output row, emitted as soon as the second of the two arrives.
+// window = Duration::max() (`window: unbounded` in a network file) makes it an unwindowed join:
+// every pair matches whatever its times and arrival order (no tuple is late, the slack does
+// not apply), and nothing is ever evicted, so each side keeps every tuple it has stored
+// (filter the inputs down to what may match, as NEXMark's Q3 does).
 //
 //   JoinParams params{.left_time = "ts", .right_time = "ts", .window = 1ms,
 //                     .equal = {{"sym", "sym"}}, .band = Band{"price", "bid", 0.5}};
