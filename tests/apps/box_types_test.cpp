@@ -130,7 +130,7 @@ TEST(BoxTypes, TableListsTheOperatorsInOrder) {
   std::vector<std::string> names;
   for (const BoxType& type : operator_box_types()) names.emplace_back(type.name);
   EXPECT_EQ(names, (std::vector<std::string>{"filter", "map", "union", "aggregate", "join",
-                                             "bsort", "resample", "split"}));
+                                             "bsort", "resample", "split", "argmax"}));
   EXPECT_EQ(find_box_type("source"), nullptr);
   EXPECT_EQ(find_box_type("sink"), nullptr);
   EXPECT_EQ(find_box_type("nope"), nullptr);

@@ -271,7 +271,8 @@ TEST(NetworkSpecErrors, UnknownKeyListsTheValidOnes) {
   EXPECT_EQ(errors_of(base_with({{14, "    schema: tick\n    params: {rate: 5, burst: 2}"}})),
             Errors{"t.yaml:15:23: boxes[0].params.burst: unknown key (valid: kind, path, rate, "
                    "tuples, duration_s, seed, keys, key_field, distribution, zipf_s, values, "
-                   "seq_field, time_field, start_ns)"});
+                   "seq_field, time_field, start_ns, streams, events, first_event, gap_us, "
+                   "max_delay_ms)"});
 }
 
 TEST(NetworkSpecErrors, RepeatedKey) {
