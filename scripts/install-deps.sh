@@ -15,6 +15,7 @@ packages=(
   nlohmann-json3-dev      # JSON lines output
   iproute2                # network namespaces for multi-host tests
   python3-matplotlib      # boreal bench: the PNG plots
+  python3-yaml            # the NEXMark query tests (tests/scripts/nexmark_queries_test.py)
   iperf3                  # boreal bench: the loopback reference it compares TCP against
   liburing-dev            # io_uring: batched event-loop updates (bench's event-loop study)
 )

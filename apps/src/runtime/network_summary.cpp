@@ -40,6 +40,8 @@ NodeReport merged(const std::vector<const NodeReport*>& reports) {
     m.duplicated += r->duplicated;
     m.out_of_order += r->out_of_order;
     m.tuples_sent_measured += r->tuples_sent_measured;
+    m.events_sent += r->events_sent;
+    m.events_sent_measured += r->events_sent_measured;
     m.tuples_received_measured += r->tuples_received_measured;
     m.bytes_received_measured += r->bytes_received_measured;
     if (m.latency.samples == 0) m.latency = r->latency;
@@ -102,6 +104,19 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
     if (report.window_s > 0) s.cores_nodes += report.process_cpu_s / report.window_s;
   }
   s.cpu_us_per_tuple_nodes = per_tuple_us(cpu, s.tuples_measured);
+  // Per event: what the sources walked in their window, against the machine's CPU.
+  double source_window_s = 0;
+  for (const NodeReport& report : nodes) {
+    s.events_measured += report.events_sent_measured;
+    if (report.events_sent_measured > 0) source_window_s = std::max(source_window_s, report.window_s);
+  }
+  if (source_window_s > 0) s.events_per_s = static_cast<double>(s.events_measured) / source_window_s;
+  for (const NodeReport& report : nodes) {
+    if (!report.machine || report.machine->wall_s <= 0) continue;
+    s.cpu_us_per_event_machine = per_tuple_us(report.machine->busy_cpu_s, s.events_measured);
+    if (s.cpu_us_per_event_machine > 0) s.events_per_core = 1e6 / s.cpu_us_per_event_machine;
+    break;
+  }
   // Load we did not cause: the machine minus every node (not only the two ends).
   for (const NodeReport& report : nodes) {
     if (!report.machine || report.machine->wall_s <= 0) continue;
@@ -174,6 +189,12 @@ std::string format_network(const RunSummary& s) {
                 s.pass_through ? "delivered" : "source", s.cpu_us_per_tuple_nodes,
                 s.cpu_us_per_tuple_machine, s.cores_nodes, s.cores_machine, s.latency.p50_us,
                 s.latency.p99_us, s.errors.empty() ? "ok" : "FAILED");
+  out << line;
+  std::snprintf(line, sizeof line,
+                "events: %llu walked by the sources in their window, %.0f events/s, machine "
+                "CPU-us per event %.3f, %.0f events/s per core\n",
+                static_cast<unsigned long long>(s.events_measured), s.events_per_s,
+                s.cpu_us_per_event_machine, s.events_per_core);
   out << line;
   return out.str();
 }

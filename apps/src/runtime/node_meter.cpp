@@ -28,7 +28,10 @@ std::vector<std::uint64_t> box_tuples(const NodeGraph& graph) {
 
 ThreadMeter::Totals ThreadMeter::totals() const {
   Totals t;
-  for (const auto& source : graph_.sources) t.sent += source->generated();
+  for (const auto& source : graph_.sources) {
+    t.sent += source->generated();
+    t.events += source->events();
+  }
   for (const auto& sink : graph_.sinks) {
     t.received += sink->tuples_;
     t.bytes += sink->bytes_;
@@ -108,7 +111,8 @@ void ThreadMeter::close() {
                  calls.nanosleep - syscalls_start_.nanosleep,
                  calls.sched_yield - syscalls_start_.sched_yield};
     const Totals now = totals();
-    measured_ = {now.sent - start_.sent, now.received - start_.received, now.bytes - start_.bytes};
+    measured_ = {now.sent - start_.sent, now.events - start_.events,
+                 now.received - start_.received, now.bytes - start_.bytes};
     box_tuples_measured_ = box_tuples(graph_);
     for (std::size_t i = 0; i < box_tuples_measured_.size() && i < box_tuples_start_.size(); ++i) {
       box_tuples_measured_[i] -= box_tuples_start_[i];
@@ -155,6 +159,7 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
   r.thread_cpu_s += thread_cpu_s_;
   r.syscalls += syscalls_;
   r.tuples_sent_measured += measured_.sent;
+  r.events_sent_measured += measured_.events;
   r.tuples_received_measured += measured_.received;
   r.bytes_received_measured += measured_.bytes;
   r.rejected.insert(r.rejected.end(), rejected_.begin(), rejected_.end());
@@ -169,6 +174,7 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
 
   for (const auto& source : graph_.sources) {
     r.tuples_sent += source->generated();
+    r.events_sent += source->events();
     r.checksum_sent ^= source->checksum();
     if (source->error()) errors.push_back(*source->error());
   }

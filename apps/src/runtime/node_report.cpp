@@ -203,6 +203,8 @@ json to_json(const NodeReport& r) {
             {"duplicated", r.duplicated},
             {"out_of_order", r.out_of_order},
             {"tuples_sent_measured", r.tuples_sent_measured},
+            {"events_sent", r.events_sent},
+            {"events_sent_measured", r.events_sent_measured},
             {"tuples_received_measured", r.tuples_received_measured},
             {"bytes_received_measured", r.bytes_received_measured},
             {"latency_us", to_json(r.latency)},
@@ -251,6 +253,8 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
     r.duplicated = j.value("duplicated", 0ULL);
     r.out_of_order = j.value("out_of_order", 0ULL);
     r.tuples_sent_measured = j.value("tuples_sent_measured", r.tuples_sent);
+    r.events_sent = j.value("events_sent", r.tuples_sent);
+    r.events_sent_measured = j.value("events_sent_measured", r.tuples_sent_measured);
     r.tuples_received_measured = j.value("tuples_received_measured", r.tuples_received);
     r.bytes_received_measured = j.value("bytes_received_measured", r.bytes_received);
     if (j.contains("latency_us")) r.latency = latency_from_json(j["latency_us"]);
@@ -389,6 +393,10 @@ json to_json(const RunSummary& s) {
           {"checksum_ok", s.checksum_ok},
           {"tuples_measured", s.tuples_measured},
           {"tuples_per_s", s.tuples_per_s},
+          {"events", s.events_measured},
+          {"events_per_s", s.events_per_s},
+          {"cpu_us_per_event_machine", s.cpu_us_per_event_machine},
+          {"events_per_core", s.events_per_core},
           {"mb_per_s", s.mb_per_s},
           {"cpu_us_per_tuple",
            {{"sender", s.cpu_us_per_tuple_sender},

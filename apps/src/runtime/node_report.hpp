@@ -100,6 +100,10 @@ struct NodeReport {
   std::uint64_t out_of_order = 0;  // a sequence number lower than one already seen
   // Inside the measurement window (after the warm-up): what per-tuple figures divide by.
   std::uint64_t tuples_sent_measured = 0;
+  // Events the node's sources walked (a nexmark source's events of every kind; any other
+  // source's tuples), in all and inside the window.
+  std::uint64_t events_sent = 0;
+  std::uint64_t events_sent_measured = 0;
   std::uint64_t tuples_received_measured = 0;
   std::uint64_t bytes_received_measured = 0;
   LatencySummary latency;
@@ -172,6 +176,12 @@ struct RunSummary {
   std::uint64_t tuples_measured = 0;  // received inside the window: what per-tuple figures use
   double tuples_per_s = 0;
   double mb_per_s = 0;
+  // Per source event (NEXMark's unit; a tuple of any other source): events/s the sources
+  // walked in their window, machine CPU-µs per event, and events/s per core the machine used.
+  std::uint64_t events_measured = 0;
+  double events_per_s = 0;
+  double cpu_us_per_event_machine = 0;
+  double events_per_core = 0;
   double cpu_us_per_tuple_sender = 0;
   double cpu_us_per_tuple_receiver = 0;
   double cpu_us_per_tuple_machine = 0;

@@ -46,6 +46,11 @@ class SourceTask {
   [[nodiscard]] bool active() const noexcept { return started_; }
   [[nodiscard]] bool done() const noexcept { return eos_committed_ && target_.done(); }
   [[nodiscard]] std::uint64_t generated() const noexcept { return generated_; }
+  // Events the source walked: a nexmark source's event ids (of every kind, once per box: only
+  // its first output's task counts them, every task walks the same ids), else its tuples.
+  [[nodiscard]] std::uint64_t events() const noexcept {
+    return port_ != 0 ? 0 : nexmark_ ? units_done() : generated_;
+  }
   [[nodiscard]] std::uint64_t frames_sent() const noexcept { return frames_; }
   // CRC-32C of every tuple's bytes, in order.
   [[nodiscard]] std::uint32_t checksum() const noexcept { return crc_; }
