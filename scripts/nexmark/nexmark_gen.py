@@ -213,8 +213,8 @@ def make_bid(event_id, rng, date_time_ns):
 def make_event(event_id, gap_us=10, max_delay_ms=0):
     """The event numbered event_id as (kind, fields), fields in CSV column order, times in ns."""
     rng = EventRandom(event_id)
-    date_time_ns = ((event_time_ms(event_id, gap_us) - out_of_order_delay_ms(event_id, max_delay_ms))
-                    * NS_PER_MS)
+    delay_ms = out_of_order_delay_ms(event_id, max_delay_ms)
+    date_time_ns = (event_time_ms(event_id, gap_us) - delay_ms) * NS_PER_MS
     kind = kind_of(event_id)
     if kind == "person":
         return kind, make_person(event_id, rng, date_time_ns)

@@ -36,7 +36,6 @@ def load_module(name, path):
 
 
 gen = load_module("nexmark_gen", GEN)
-oracle = load_module("nexmark_oracle", ORACLE)
 
 
 def run(*args):
