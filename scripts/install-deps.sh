@@ -13,7 +13,7 @@ packages=(
   libyaml-cpp-dev         # query-network files
   libcli11-dev            # the boreal CLI
   nlohmann-json3-dev      # JSON lines output
-  iproute2                # network namespaces for multi-host tests
+  iproute2                # ip and tc: boreal launch --netns (namespaces, veth pairs, netem)
   python3-matplotlib      # boreal bench: the PNG plots
   python3-yaml            # the NEXMark query tests (tests/scripts/nexmark_queries_test.py)
   iperf3                  # boreal bench: the loopback reference it compares TCP against

@@ -29,9 +29,13 @@ using boreal::cli::bench_command;
 namespace transport = boreal::transport;
 
 std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
+std::atomic<int> g_signal{0};  // the signal that set g_stop
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 
-extern "C" void on_signal(int) { g_stop.store(true); }
+extern "C" void on_signal(int signal) {
+  g_signal.store(signal);
+  g_stop.store(true);
+}
 
 void install_signal_handlers() {
   struct sigaction action {};
@@ -84,6 +88,50 @@ struct OverrideFlags {
                    "multiple of 8, at most " + std::to_string(boreal::ops::kMaxTupleBytes) +
                        " (one frame on every medium) and within --batch-bytes")
         ->group("Sources (override the file)");
+  }
+};
+
+// `boreal launch --netns` and the link shaping that needs it.
+struct NetnsFlags {
+  bool netns = false;
+  std::optional<std::string> link_delay;
+  std::optional<std::string> link_rate;
+
+  void add_to(CLI::App& app) {
+    app.add_flag("--netns", netns,
+                 "Run every node in a network namespace of its own (address 198.18.0.N), joined by "
+                 "veth pairs to a bridge; needs root and iproute2")
+        ->group("Network namespaces");
+    app.add_option("--link-delay", link_delay,
+                   "With --netns: delay what each node sends by this much (tc netem on its veth), "
+                   "e.g. 500us, 2ms")
+        ->group("Network namespaces");
+    app.add_option("--link-rate", link_rate,
+                   "With --netns: pace what each node sends at this rate (tc netem on its veth), "
+                   "e.g. 100mbit, 1gbit")
+        ->group("Network namespaces");
+  }
+
+  // Into `options`; prints the problem and returns false for a bad value.
+  bool apply(LaunchOptions& options) const {
+    options.netns = netns;
+    if (link_delay) {
+      auto delay = parse_link_delay(*link_delay);
+      if (!delay) {
+        std::cerr << "boreal launch " << delay.error().message << '\n';
+        return false;
+      }
+      options.shaping.delay = delay.value();
+    }
+    if (link_rate) {
+      auto rate = parse_link_rate(*link_rate);
+      if (!rate) {
+        std::cerr << "boreal launch " << rate.error().message << '\n';
+        return false;
+      }
+      options.shaping.rate_bits_per_s = rate.value();
+    }
+    return true;
   }
 };
 
@@ -179,19 +227,29 @@ int run_command(const std::string& file, std::string node, const OverrideFlags& 
   return report.value().ok() ? 0 : 1;
 }
 
-int launch_command(const std::string& file, const OverrideFlags& flags, bool free_ports,
-                   double timeout_s, const std::string& json_path, bool quiet) {
+int launch_command(const std::string& file, const OverrideFlags& flags, const NetnsFlags& netns,
+                   bool free_ports, double timeout_s, const std::string& json_path, bool quiet) {
   auto spec = load(file, flags.values);
   if (!spec) return 2;
-  JsonOut json;
-  if (!json.open(json_path)) return 2;
   LaunchOptions options;
+  if (!netns.apply(options)) return 2;
   options.file = file;
   options.forwarded = to_args(flags.values);
   options.free_ports = free_ports;
+  if (auto bad = check_netns(*spec, options)) {
+    std::cerr << *bad << '\n';
+    return 2;
+  }
+  JsonOut json;
+  if (!json.open(json_path)) return 2;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
   options.json = json.stream;
   options.progress = quiet ? nullptr : &std::cerr;
+  options.notices = &std::cerr;
+  // SIGINT and SIGTERM stop the nodes (and remove their namespaces) instead of the launcher
+  // alone.
+  install_signal_handlers();
+  options.stop_signal = &g_signal;
   auto result = launch(*spec, options);
   if (!result) {
     std::cerr << result.error().message << '\n';
@@ -312,6 +370,7 @@ int main(int argc, char** argv) {
   std::string launch_json;
   bool launch_quiet = false;
   OverrideFlags launch_flags;
+  NetnsFlags launch_netns;
   launch_cmd->add_option("FILE", launch_file, "Network file (YAML)")->required();
   launch_cmd->add_flag("--free-ports", launch_free_ports, "Move loopback nodes to free TCP ports");
   launch_cmd->add_option("--timeout", launch_timeout, "Stop the nodes after this many seconds");
@@ -319,8 +378,11 @@ int main(int argc, char** argv) {
                          "Write every JSON line (progress, node reports, the run summary) here; '-' = stdout");
   launch_cmd->add_flag("--quiet", launch_quiet, "No progress lines on stderr");
   launch_flags.add_to(*launch_cmd);
+  launch_netns.add_to(*launch_cmd);
   launch_cmd->footer("Prints the run table on stdout, then a table per box, per link and per node.\n"
-                     "Example: boreal launch apps/examples/demo.yaml --wait sleep --rate 100000 --duration 5");
+                     "Example: boreal launch apps/examples/demo.yaml --wait sleep --rate 100000 --duration 5\n"
+                     "As root, each node in a network namespace of its own:\n"
+                     "         boreal launch apps/examples/demo.yaml --netns --link-delay 1ms");
 
   // demo
   auto* demo = app.add_subcommand("demo", "Stream between two local processes once per wait mode and print one table");
@@ -382,8 +444,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (launch_cmd->parsed()) {
-    return launch_command(launch_file, launch_flags, launch_free_ports, launch_timeout, launch_json,
-                          launch_quiet);
+    return launch_command(launch_file, launch_flags, launch_netns, launch_free_ports,
+                          launch_timeout, launch_json, launch_quiet);
   }
   if (nexmark->parsed()) return boreal::cli::nexmark_command(nexmark_flags);
   if (bench->parsed()) return bench_command(bench_flags, command_line(argc, argv));

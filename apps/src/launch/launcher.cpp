@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <random>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 extern char** environ;
@@ -32,6 +33,12 @@ std::string format_number(double value) {
 
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+std::string signal_name(int signal) {
+  if (signal == SIGINT) return "SIGINT";
+  if (signal == SIGTERM) return "SIGTERM";
+  return "signal " + std::to_string(signal);
 }
 
 struct Child {
@@ -244,6 +251,23 @@ transport::Result<std::uint16_t> free_tcp_port(const std::string& host, std::uin
   return ntohs(address.sin_port);
 }
 
+std::optional<std::string> check_netns(const NetworkSpec& spec, const LaunchOptions& options) {
+  if (!options.netns) {
+    const char* flag = options.shaping.delay.count() != 0       ? "--link-delay"
+                       : options.shaping.rate_bits_per_s != 0 ? "--link-rate"
+                                                              : nullptr;
+    if (flag == nullptr) return std::nullopt;
+    return std::string("boreal launch ") + flag +
+           ": needs --netns (it shapes the links between the nodes' namespaces)";
+  }
+  if (options.free_ports) {
+    return "boreal launch --netns: drop --free-ports; every node has a namespace and an address "
+           "of its own, where the port from the file is free";
+  }
+  if (auto too_many = netns_too_many_nodes(spec.nodes.size())) return too_many;
+  return netns_unavailable(::geteuid(), find_tool("ip"));
+}
+
 RunConfig run_config_of(const NetworkSpec& spec) {
   RunConfig config;
   config.network = spec.name;
@@ -278,7 +302,50 @@ RunConfig run_config_of(const NetworkSpec& spec) {
 }
 
 transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOptions& options) {
+  if (auto bad = check_netns(spec, options)) return fail(ErrorCategory::config, 0, *bad);
+  auto stop_signal = [&] {
+    return options.stop_signal == nullptr ? 0 : options.stop_signal->load();
+  };
   std::vector<std::string> addresses;
+  // Declared before the children, so that every path out of here removes the namespaces
+  // after the children have been waited for.
+  NetnsTopology topology;
+  std::vector<std::pair<std::string, std::string>> placed;  // per node: namespace, address
+  std::string node_executable = options.executable;
+  if (options.netns) {
+    // `ip netns exec` runs the node: /proc/self/exe would name ip.
+    std::error_code error;
+    node_executable = std::filesystem::canonical(options.executable, error).string();
+    if (error) {
+      return fail(ErrorCategory::io, error.value(),
+                  "boreal launch --netns: cannot resolve " + options.executable + ": " +
+                      error.message());
+    }
+    remove_stale_namespaces(options.notices);
+    if (auto made = topology.create(spec.nodes.size(), options.shaping, ::getpid()); !made) {
+      // A Ctrl-C also reaches the `ip` being run, which then fails.
+      if (const int signal = stop_signal(); signal != 0) {
+        return fail(ErrorCategory::io, 0,
+                    "boreal launch --netns: got " + signal_name(signal) +
+                        " while making the namespaces, which are removed");
+      }
+      return std::move(made).error();
+    }
+    // Every node keeps its port; its host becomes its namespace's address.
+    for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+      const NodeSpec& node = spec.nodes[i];
+      if (options.progress != nullptr) {
+        *options.progress << "node " << node.name << ": netns " << topology.node_namespace(i)
+                          << ", " << netns_address(i) << '\n' << std::flush;
+      }
+      Uri moved = node.uri;
+      if (moved.scheme != "inproc") {
+        moved.host = netns_address(i);
+        addresses.push_back(node.name + "=" + moved.to_string());
+      }
+      placed.emplace_back(topology.node_namespace(i), moved.to_string());
+    }
+  }
   if (options.free_ports) {
     for (const auto& node : spec.nodes) {
       if (node.uri.scheme == "inproc" || !is_loopback(node.uri.host)) continue;
@@ -312,13 +379,21 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
 
   std::vector<Child> children;
   for (const NodeSpec* node : order) {
+    if (stop_signal() != 0) break;  // the loop below stops those already started
     std::vector<std::string> args = {"boreal", "run", options.file, "--node", node->name};
     args.insert(args.end(), options.forwarded.begin(), options.forwarded.end());
     for (const auto& assignment : addresses) {
       args.emplace_back("--address");
       args.push_back(assignment);
     }
-    auto child = spawn(node->name, args, options.executable);
+    std::string executable = options.executable;
+    if (options.netns) {
+      auto prefix = topology.exec_prefix(static_cast<std::size_t>(node - spec.nodes.data()));
+      args.front() = node_executable;
+      args.insert(args.begin(), prefix.begin(), prefix.end());
+      executable = prefix.front();
+    }
+    auto child = spawn(node->name, args, executable);
     if (!child) {
       for (auto& c : children) ::kill(c.pid, SIGTERM);
       for (auto& c : children) ::waitpid(c.pid, nullptr, 0);
@@ -329,8 +404,16 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
 
   const auto start = std::chrono::steady_clock::now();
   bool terminated = false;
+  int interrupted = 0;  // the signal that stopped the launch
   std::chrono::steady_clock::time_point killed_at{};
   bool kill_pending = false;
+  auto stop_children = [&](std::chrono::steady_clock::time_point now) {
+    killed_at = now;
+    kill_pending = true;
+    for (auto& child : children) {
+      if (!child.eof) ::kill(child.pid, SIGTERM);
+    }
+  };
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<Child*> owners;
@@ -347,13 +430,13 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
       if (fds[i].revents != 0) drain(*owners[i], options);
     }
     const auto now = std::chrono::steady_clock::now();
-    if (timeout.count() > 0 && !terminated && now - start > timeout) {
+    if (timeout.count() > 0 && !terminated && interrupted == 0 && now - start > timeout) {
       terminated = true;
-      killed_at = now;
-      kill_pending = true;
-      for (auto& child : children) {
-        if (!child.eof) ::kill(child.pid, SIGTERM);
-      }
+      stop_children(now);
+    }
+    if (interrupted == 0 && !terminated && stop_signal() != 0) {
+      interrupted = stop_signal();
+      stop_children(now);
     }
     if (kill_pending && now - killed_at > std::chrono::seconds(5)) {
       for (auto& child : children) {
@@ -382,6 +465,11 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
                               std::to_string(timeout.count()) + " ms and was stopped");
     }
   }
+  // A signal may also have come before every node was started, or after they finished.
+  if (const int signal = interrupted != 0 ? interrupted : stop_signal(); signal != 0) {
+    result.errors.push_back("the launcher got " + signal_name(signal) + " and stopped the nodes");
+  }
+  for (auto& problem : topology.remove()) result.errors.push_back(std::move(problem));
   // Reports in the spec's node order.
   for (const auto& node : spec.nodes) {
     for (auto& child : children) {
@@ -416,7 +504,20 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
         result.errors.push_back(error);
       }
     }
-    if (options.json != nullptr) *options.json << to_json(*result.summary).dump() << '\n';
+    if (options.json != nullptr) {
+      nlohmann::json summary = to_json(*result.summary);
+      // With --netns, every node entry gets the namespace it ran in and its address there.
+      if (!placed.empty() && summary.contains("nodes")) {
+        for (auto& entry : summary["nodes"]) {
+          for (std::size_t i = 0; i < placed.size(); ++i) {
+            if (spec.nodes[i].name != entry.value("node", "")) continue;
+            entry["netns"] = placed[i].first;
+            entry["address"] = placed[i].second;
+          }
+        }
+      }
+      *options.json << summary.dump() << '\n';
+    }
   }
   if (options.json != nullptr) options.json->flush();
   return result;

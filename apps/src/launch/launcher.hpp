@@ -4,15 +4,24 @@
 // The launcher starts the children with posix_spawn, reads each child's stdout through a
 // pipe (progress lines and the final node report), and waits for them. A child that has not
 // exited by the timeout is sent SIGTERM (it then reports what it has) and, 5 s later, SIGKILL.
-// Only the launcher's own children are ever signalled, by PID.
+// Only the launcher's own children are ever signalled, by PID. When `stop_signal` is set (by
+// the CLI's SIGINT and SIGTERM handler) the children are stopped the same way.
+//
+// With `netns`, every node runs in a network namespace of its own (netns.hpp), started as
+// `ip netns exec NS boreal run ...`: ip execs the node, so the PID the launcher holds and
+// signals is the node's. The node keeps its port and its host becomes its namespace's
+// address, passed to every child with --address. The namespaces are removed once every
+// child has been waited for, on every path out of launch().
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "launch/netns.hpp"
 #include "spec/network_spec.hpp"
 #include "runtime/node_report.hpp"
 
@@ -44,7 +53,22 @@ struct LaunchOptions {
   std::ostream* json = nullptr;          // every JSON line: progress, node reports, summary
   std::ostream* progress = nullptr;      // one human line per progress report
   std::string executable = "/proc/self/exe";  // the `boreal` binary to run the nodes
+  // Every node in a network namespace of its own, joined by veth pairs to a bridge (root
+  // only; see check_netns). Each node's namespace and address go to `progress` and into the
+  // summary's `nodes` entries.
+  bool netns = false;
+  LinkShaping shaping;  // tc netem on each node's link; netns only
+  // A signal number (SIGINT, SIGTERM) once the launcher should stop: the nodes are sent
+  // SIGTERM as on a timeout, and the launch fails saying so. nullptr: never.
+  const std::atomic<int>* stop_signal = nullptr;
+  std::ostream* notices = nullptr;  // namespaces of earlier, killed launchers that were removed
 };
+
+// Whether `options` can run `spec` in namespaces (when options.netns; else whether they ask
+// for link shaping without it): root, `ip`, the node count, no --free-ports. The message names
+// the flag and what is needed; nullopt when fine.
+[[nodiscard]] std::optional<std::string> check_netns(const NetworkSpec& spec,
+                                                     const LaunchOptions& options);
 
 struct LaunchResult {
   std::vector<NodeReport> nodes;     // in the spec's node order
@@ -54,7 +78,8 @@ struct LaunchResult {
 };
 
 // Runs every node of `spec` (already loaded and overridden as the children will do it) and
-// waits for all. An Error only when a child cannot be started.
+// waits for all. An Error only when a child cannot be started or, with `netns`, when the
+// namespaces cannot be made (check_netns's message first).
 [[nodiscard]] transport::Result<LaunchResult> launch(const NetworkSpec& spec,
                                                      const LaunchOptions& options);
 

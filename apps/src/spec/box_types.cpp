@@ -80,35 +80,6 @@ std::optional<YamlValue> in_value(const YamlValue& box_at) {
   return std::nullopt;
 }
 
-// A span written with a unit suffix ("10s", "500ms"), in nanoseconds.
-struct Duration {
-  bool matched = false;   // digits then ns, us, ms or s
-  bool too_large = false;  // matched, but more than int64 nanoseconds
-  std::int64_t ns = 0;
-};
-
-Duration parse_duration(std::string_view text) {
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  const std::string_view unit = text.substr(digits);
-  std::int64_t scale = 0;
-  if (unit == "ns") scale = 1;
-  if (unit == "us") scale = 1'000;
-  if (unit == "ms") scale = 1'000'000;
-  if (unit == "s") scale = 1'000'000'000;
-  Duration out;
-  if (digits == 0 || scale == 0) return out;
-  out.matched = true;
-  std::int64_t number = 0;
-  const auto [stop, ec] = std::from_chars(text.data(), text.data() + digits, number);
-  if (ec != std::errc{} || stop != text.data() + digits || number > kMaxInt / scale) {
-    out.too_large = true;
-  } else {
-    out.ns = number * scale;
-  }
-  return out;
-}
-
 // A time field as far as it is known: its name, and its type when the input schema is known
 // and has it.
 struct TimeField {

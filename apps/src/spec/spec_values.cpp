@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -98,6 +99,29 @@ transport::Result<std::optional<double>> parse_rate(std::string_view text) {
                 "expected a positive number of tuples/s, 'max' or 'idle', got " + in_quotes(text));
   }
   return std::optional<double>(rate);
+}
+
+Duration parse_duration(std::string_view text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string_view unit = text.substr(digits);
+  std::int64_t scale = 0;
+  if (unit == "ns") scale = 1;
+  if (unit == "us") scale = 1'000;
+  if (unit == "ms") scale = 1'000'000;
+  if (unit == "s") scale = 1'000'000'000;
+  Duration out;
+  if (digits == 0 || scale == 0) return out;
+  out.matched = true;
+  std::int64_t number = 0;
+  const auto [stop, ec] = std::from_chars(text.data(), text.data() + digits, number);
+  if (ec != std::errc{} || stop != text.data() + digits ||
+      number > std::numeric_limits<std::int64_t>::max() / scale) {
+    out.too_large = true;
+  } else {
+    out.ns = number * scale;
+  }
+  return out;
 }
 
 transport::Result<SinkKind> parse_sink_kind(std::string_view name) {

@@ -55,6 +55,15 @@ static_assert(ops::kMaxTupleBytes <= transport::kMaxPayloadBytesEveryMedium &&
 // Anything else: "expected a positive number of tuples/s or 'max', got 'x'".
 [[nodiscard]] transport::Result<std::optional<double>> parse_rate(std::string_view text);
 
+// A span written with a unit suffix ("10s", "500ms"), in nanoseconds: the time spans in a box's
+// `params` and `boreal launch --link-delay`.
+struct Duration {
+  bool matched = false;   // digits then ns, us, ms or s
+  bool too_large = false;  // matched, but more than int64 nanoseconds
+  std::int64_t ns = 0;
+};
+[[nodiscard]] Duration parse_duration(std::string_view text);
+
 // "check", "count" or "discard", else an error listing them.
 [[nodiscard]] transport::Result<SinkKind> parse_sink_kind(std::string_view name);
 
