@@ -206,8 +206,8 @@ TEST(BenchReport, CsvLeavesPerTupleCellsOfIdleAndFailedPointsEmpty) {
   EXPECT_EQ(lines[0], "# boreal bench: host=h cpus=2 kernel=6.1 cpu=\"cpu\" commit=abc date=2026-11-23T00:00:00Z");
   EXPECT_EQ(lines[1], "# command: boreal bench --quick");
   EXPECT_EQ(lines[2].substr(0, 60), "medium,provider,wait,tuple_bytes,batch_bytes,rate_label,offe");
-  EXPECT_EQ(lines[3], "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0");
-  EXPECT_EQ(lines[4], "tcp,,adaptive,64,32768,idle,0,1.1e+07,1,0,,,,,,,,,,,,,,,,,200,,,,,,");
+  EXPECT_EQ(lines[3], "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0,,,");
+  EXPECT_EQ(lines[4], "tcp,,adaptive,64,32768,idle,0,1.1e+07,1,0,,,,,,,,,,,,,,,,,200,,,,,,,,,");
   EXPECT_EQ(lines[5].substr(0, 58), "tcp,,block,64,32768,50%,5.5e+06,1.1e+07,1,1,5.5e+06,5.5e+0");
 }
 
@@ -348,6 +348,35 @@ TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
     if (!line.empty() && line[0] != '#') loop_rows.push_back(line.substr(0, line.find(",", line.find(",") + 1)));
   }
   EXPECT_EQ(loop_rows, (std::vector<std::string>{"strategy,rate_label", "epoll-et,20000", "sigio,20000"}));
+}
+
+// --network: any network file, measured per source event; the rates are events/s and the
+// fraction of the maximum is of the events/s measured at "max".
+TEST(BenchCommand, ANetworkSweepCountsSourceEvents) {
+  TempDir dir;
+  const std::string out_dir = dir.file("out");
+  const std::string q2 = std::string(BOREAL_EXAMPLES_DIR) + "/nexmark/q2.yaml";
+  const auto refused = run(std::string(BOREAL_BIN) + " bench --network " + q2 +
+                           " --tuple-bytes 64 --out " + out_dir);
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(refused.text, "bench: --tuple-bytes: a --network file's sources make their own tuples\n");
+  const auto out = run(std::string(BOREAL_BIN) + " bench --network " + q2 +
+                       " --media tcp --waits block --rates 20%,max --repeats 1 --duration 0.4 "
+                       "--warmup 0.1 --no-iperf --no-plots --out " + out_dir);
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("maximum "), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find(" M events/s; median of 1"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("  M events/s/core "), std::string::npos) << out.text;
+  const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
+  ASSERT_EQ(lines.size(), 3U);  // the header and two runs: no event-loop study
+  EXPECT_EQ(lines[0]["grid"]["network"], true);
+  const double max_events = lines[1]["events_per_s"].get<double>();
+  ASSERT_GT(max_events, 0);
+  // Q2's source sends bids only (46 of every 50 events): events and tuples differ.
+  EXPECT_NEAR(lines[1]["tuples_per_s"].get<double>() / max_events, 46.0 / 50.0, 0.01);
+  EXPECT_NEAR(lines[2]["offered_rate"].get<double>(), max_events * 0.2, 1.0);
+  EXPECT_NEAR(lines[2]["events_per_s"].get<double>(), max_events * 0.2, max_events * 0.02);
+  EXPECT_GT(lines[2]["events_per_core"].get<double>(), 0);
 }
 
 }  // namespace

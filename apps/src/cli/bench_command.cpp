@@ -30,7 +30,13 @@ void BenchFlags::add_to(CLI::App& app) {
       ->delimiter(',')->group("Event-loop study");
   app.add_option("--loop-rates", loop_rates, "Their offered rates: tuples/s or max (default 10k,100k,max)")
       ->delimiter(',')->group("Event-loop study");
-  app.add_option("--file", file, "Two-node network file each run launches")->capture_default_str();
+  auto* file_option =
+      app.add_option("--file", file, "Two-node network file each run launches")->capture_default_str();
+  auto* network_option = app.add_option(
+      "--network", network,
+      "Any network file (e.g. a NEXMark query): run as written, measured per source event "
+      "(events/s, per core, CPU-us each); rates are events/s; no event-loop study by default");
+  network_option->excludes(file_option);
   app.add_option("--out", out, "Directory for bench.jsonl, bench.csv, summary.txt and the PNG plots")->capture_default_str();
   app.add_option("--time-limit", time_limit_min, "Refuse a grid estimated longer than this many minutes")->capture_default_str();
   app.add_flag("--no-iperf", no_iperf, "Skip the iperf3 loopback reference");
@@ -41,6 +47,14 @@ void BenchFlags::add_to(CLI::App& app) {
 BenchGrid BenchFlags::grid(std::vector<std::string>& problems) const {
   BenchGrid grid = quick ? quick_grid() : full_grid();
   grid.file = file;
+  if (!network.empty()) {
+    grid.file = network;
+    grid.network = true;
+    if (!tuple_bytes.empty()) {
+      problems.emplace_back("--tuple-bytes: a --network file's sources make their own tuples");
+    }
+    grid.tuple_bytes = {0};
+  }
   grid.provider = provider;
   if (!media.empty()) grid.media = media;
   if (!waits.empty()) grid.waits = waits;
@@ -54,7 +68,7 @@ BenchGrid BenchFlags::grid(std::vector<std::string>& problems) const {
       }
     }
   }
-  if (!tuple_bytes.empty()) grid.tuple_bytes = tuple_bytes;
+  if (!tuple_bytes.empty() && !grid.network) grid.tuple_bytes = tuple_bytes;
   if (!batch_bytes.empty()) grid.batch_bytes = batch_bytes;
   if (repeats) grid.repeats = *repeats;
   if (duration_s) grid.duration = std::chrono::duration<double>(*duration_s);
@@ -66,6 +80,7 @@ BenchGrid BenchFlags::grid(std::vector<std::string>& problems) const {
 LoopPlan BenchFlags::loop_plan(const BenchGrid& grid, std::vector<std::string>& problems) const {
   LoopPlan plan;
   plan.strategies = loop_strategy_names();
+  if (grid.network) plan.strategies.clear();  // the study is of the two-node transport
   if (!loops.empty()) plan.strategies = loops == std::vector<std::string>{"none"} ? std::vector<std::string>{} : loops;
   std::vector<std::string> rate_texts = quick ? std::vector<std::string>{"100k"}
                                               : std::vector<std::string>{"10k", "100k", "max"};

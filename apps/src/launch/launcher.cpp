@@ -293,10 +293,16 @@ RunConfig run_config_of(const NetworkSpec& spec) {
     config.latency_budget_us = stream.transport.wait.latency_budget.count();
     config.flush_us = stream.transport.flush.count();
     if (stream.tuple_schema) config.tuple_bytes = stream.tuple_schema->tuple_bytes();
-    if (const auto* box = spec.find_box(stream.producer); box != nullptr && box->source) {
-      config.offered_rate = box->source->rate;
-    }
   }
+  // The offered rate: the chosen stream's source, else the first source (a network whose
+  // first crossing stream comes out of an operator).
+  const BoxSpec* source = chosen == nullptr ? nullptr : spec.find_box(chosen->producer);
+  if (source == nullptr || !source->source) {
+    const auto first = std::find_if(spec.boxes.begin(), spec.boxes.end(),
+                                    [](const BoxSpec& box) { return box.source.has_value(); });
+    source = first == spec.boxes.end() ? nullptr : &*first;
+  }
+  if (source != nullptr) config.offered_rate = source->source->rate;
   config.warmup_s = spec.warmup.count();
   return config;
 }

@@ -163,7 +163,9 @@ std::vector<std::string> check(const BenchGrid& grid) {
       problems.push_back("--waits: " + parsed.error().message);
     }
   }
-  for (auto size : grid.tuple_bytes) need(size > 0, "--tuple-bytes: sizes must be positive, got 0");
+  if (!grid.network) {
+    for (auto size : grid.tuple_bytes) need(size > 0, "--tuple-bytes: sizes must be positive, got 0");
+  }
   for (auto size : grid.batch_bytes) need(size > 0, "--batch-bytes: sizes must be positive, got 0");
   return problems;
 }

@@ -34,11 +34,15 @@ struct RatePoint {
 
 struct BenchGrid {
   std::string file;  // the network file every run launches
+  // --network: `file` is any network, run as written (its sources' tuples, no count limit so
+  // the duration rules), and measured per source event (events/s, per core, CPU-µs each).
+  // tuple_bytes is then {0}: the file's own.
+  bool network = false;
   std::vector<std::string> media;
   std::string provider;  // fabric media; empty = each run's default
   std::vector<std::string> waits;
   std::vector<RatePoint> rates;
-  std::vector<std::uint32_t> tuple_bytes;
+  std::vector<std::uint32_t> tuple_bytes;  // 0: as the file says (--network)
   std::vector<std::uint32_t> batch_bytes;
   int repeats = 3;
   std::chrono::duration<double> duration{3.0};  // measured, per run

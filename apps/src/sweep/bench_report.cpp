@@ -46,7 +46,7 @@ Spread spread_of(std::vector<double> values) {
   return {median, values.front(), values.back()};
 }
 
-double group_max(const std::vector<BenchSample>& samples, std::size_t group) {
+double group_max(const std::vector<BenchSample>& samples, std::size_t group, bool events) {
   // Median per wait mode over the good max (or calibration) runs, then the best of those.
   std::vector<std::pair<std::string, std::vector<double>>> by_wait;
   for (const auto& s : samples) {
@@ -54,7 +54,7 @@ double group_max(const std::vector<BenchSample>& samples, std::size_t group) {
     auto it = std::find_if(by_wait.begin(), by_wait.end(),
                            [&](const auto& entry) { return entry.first == s.run.wait; });
     if (it == by_wait.end()) it = by_wait.insert(by_wait.end(), {s.run.wait, {}});
-    it->second.push_back(s.summary->tuples_per_s);
+    it->second.push_back(events ? s.summary->events_per_s : s.summary->tuples_per_s);
   }
   double best = 0;
   for (auto& [wait, values] : by_wait) best = std::max(best, spread_of(values).median);
@@ -71,7 +71,7 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
   std::vector<BenchRow> rows;
   const auto all_groups = groups(grid);
   for (std::size_t g = 0; g < all_groups.size(); ++g) {
-    const double max_rate = group_max(samples, g);
+    const double max_rate = group_max(samples, g, grid.network);
     for (std::size_t r = 0; r < grid.rates.size(); ++r) {
       for (const auto& wait : grid.waits) {
         BenchRow row;
@@ -82,6 +82,7 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
         row.latency_budget_us = grid.latency_budget_us;
         std::vector<double> rate, cpu, cores, p99, sender, receiver, p50, p999, calls;
         std::vector<double> spin, sleep, block, rx_switches, tx_switches;
+        std::vector<double> events, per_event, per_core;
         for (const auto& s : samples) {
           if (s.run.group != g || s.run.rate != r || s.run.wait != wait) continue;
           ++row.repeats;
@@ -93,6 +94,9 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
           row.latency_budget_us = m.config.latency_budget_us;
           rate.push_back(m.tuples_per_s);
           cpu.push_back(m.cpu_us_per_tuple_machine);
+          events.push_back(m.events_per_s);
+          per_event.push_back(m.cpu_us_per_event_machine);
+          per_core.push_back(m.events_per_core);
           cores.push_back(m.cores_machine);
           p99.push_back(m.latency.p99_us);
           sender.push_back(m.cpu_us_per_tuple_sender);
@@ -115,6 +119,9 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
         }
         if (row.repeats == 0) continue;
         row.tuples_per_s = spread_of(rate);
+        row.events_per_s = spread_of(events);
+        row.cpu_us_per_event = spread_of(per_event).median;
+        row.events_per_core = spread_of(per_core).median;
         row.cpu_us_per_tuple = spread_of(cpu);
         row.cores = spread_of(cores);
         row.p99_us = spread_of(p99);
@@ -169,7 +176,7 @@ std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
          "receiver_cpu_us_per_tuple,cores,cores_min,cores_max,p50_us,p99_us,p99_us_min,"
          "p99_us_max,p999_us,latency_budget_us,syscalls_per_tuple,receiver_spin_share,"
          "receiver_sleep_share,receiver_block_share,receiver_switches_per_s,"
-         "sender_switches_per_s\n";
+         "sender_switches_per_s,events_per_s,cpu_us_per_event,events_per_core\n";
   for (const auto& r : rows) {
     const bool idle = r.rate.kind == RatePoint::Kind::idle;
     const bool measured = r.ok_repeats > 0;
@@ -189,7 +196,9 @@ std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
         << per_tuple(r.p99_us.max) << ',' << per_tuple(r.p999_us) << ',' << r.latency_budget_us
         << ',' << per_tuple(r.syscalls_per_tuple) << ',' << any(r.receiver_spin_share) << ','
         << any(r.receiver_sleep_share) << ',' << any(r.receiver_block_share) << ','
-        << any(r.receiver_switches_per_s) << ',' << any(r.sender_switches_per_s) << '\n';
+        << any(r.receiver_switches_per_s) << ',' << any(r.sender_switches_per_s) << ','
+        << per_tuple(r.events_per_s.median) << ',' << per_tuple(r.cpu_us_per_event) << ','
+        << per_tuple(r.events_per_core) << '\n';
   }
   return out.str();
 }
@@ -245,25 +254,36 @@ std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
     if (any == nullptr) continue;
     out << '\n'
         << g.medium << (any->provider.empty() ? "" : " (" + any->provider + ")") << ", "
-        << g.tuple_bytes << "-byte tuples, " << g.batch_bytes << "-byte frames; "
-        << (any->max_rate > 0 ? "maximum " + fixed(any->max_rate / 1e6, 2) + " M tuples/s"
+        << (grid.network ? std::string("the file's tuples")
+                         : std::to_string(g.tuple_bytes) + "-byte tuples")
+        << ", " << g.batch_bytes << "-byte frames; "
+        << (any->max_rate > 0 ? "maximum " + fixed(any->max_rate / 1e6, 2) +
+                                    (grid.network ? " M events/s" : " M tuples/s")
                               : std::string("maximum not measured"))
         << "; median of " << grid.repeats << '\n';
-    header("CPU-us/tuple");
-    for (const auto& wait : grid.waits) {
-      out << "  " << std::left << std::setw(kLabelWidth) << wait << std::right;
-      for (const auto& rate : grid.rates) {
-        const BenchRow* r = find_row(rows, g, wait, rate.label);
-        std::string text = "-";
-        if (r != nullptr && r->ok_repeats > 0) {
-          text = rate.kind == RatePoint::Kind::idle ? fixed(r->cores.median, 2) + "c"
-                                                    : figure(r->cpu_us_per_tuple.median);
-        } else if (r != nullptr) {
-          text = "failed";
+    // --network: per source event, and a second table of events/s per core of the machine.
+    auto table = [&](const char* title, auto value) {
+      header(title);
+      for (const auto& wait : grid.waits) {
+        out << "  " << std::left << std::setw(kLabelWidth) << wait << std::right;
+        for (const auto& rate : grid.rates) {
+          const BenchRow* r = find_row(rows, g, wait, rate.label);
+          std::string text = "-";
+          if (r != nullptr && r->ok_repeats > 0) {
+            text = rate.kind == RatePoint::Kind::idle ? fixed(r->cores.median, 2) + "c" : value(*r);
+          } else if (r != nullptr) {
+            text = "failed";
+          }
+          out << std::setw(cell_width) << text;
         }
-        out << std::setw(cell_width) << text;
+        out << '\n';
       }
-      out << '\n';
+    };
+    if (grid.network) {
+      table("CPU-us/event", [](const BenchRow& r) { return figure(r.cpu_us_per_event); });
+      table("M events/s/core", [](const BenchRow& r) { return fixed(r.events_per_core / 1e6, 2); });
+    } else {
+      table("CPU-us/tuple", [](const BenchRow& r) { return figure(r.cpu_us_per_tuple.median); });
     }
     // The best fixed mode at each rate, and adaptive against it (the goal is ≤ 1.1); then the
     // same among the fixed modes whose p99 met the budget ("at the latency I need"), and

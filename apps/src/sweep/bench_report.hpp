@@ -52,6 +52,9 @@ struct BenchRow {
   int repeats = 0;
   int ok_repeats = 0;
   Spread tuples_per_s, cpu_us_per_tuple, cores, p99_us;
+  // Per source event (RunSummary's events figures): medians.
+  Spread events_per_s;
+  double cpu_us_per_event = 0, events_per_core = 0;
   double sender_cpu_us_per_tuple = 0, receiver_cpu_us_per_tuple = 0;
   double p50_us = 0, p999_us = 0, syscalls_per_tuple = 0;
   std::int64_t latency_budget_us = 0;
@@ -63,8 +66,10 @@ struct BenchRow {
 
 [[nodiscard]] Spread spread_of(std::vector<double> values);
 
-// The group's maximum: the best wait mode's median at "max" (or the calibration run).
-[[nodiscard]] double group_max(const std::vector<BenchSample>& samples, std::size_t group);
+// The group's maximum: the best wait mode's median at "max" (or the calibration run), in
+// tuples/s, or in source events/s (`events`, for --network).
+[[nodiscard]] double group_max(const std::vector<BenchSample>& samples, std::size_t group,
+                               bool events = false);
 
 [[nodiscard]] std::vector<BenchRow> aggregate(const BenchGrid& grid,
                                               const std::vector<BenchSample>& samples);

@@ -171,7 +171,7 @@ std::string rate_text(std::optional<double> rate) {
 nlohmann::json grid_json(const BenchGrid& grid) {
   std::vector<std::string> rates;
   for (const auto& r : grid.rates) rates.push_back(r.label);
-  return {{"file", grid.file},         {"media", grid.media},
+  return {{"file", grid.file},         {"network", grid.network}, {"media", grid.media},
           {"provider", grid.provider}, {"waits", grid.waits},
           {"rates", rates},            {"tuple_bytes", grid.tuple_bytes},
           {"batch_bytes", grid.batch_bytes}, {"repeats", grid.repeats},
@@ -192,7 +192,8 @@ BenchSample run_one(const BenchOptions& options, const NetworkSpec& base, const 
   overrides.wait = run.wait;
   overrides.latency_budget_us = grid.latency_budget_us;
   overrides.batch_bytes = group.batch_bytes;
-  overrides.tuple_bytes = group.tuple_bytes;
+  if (group.tuple_bytes > 0) overrides.tuple_bytes = group.tuple_bytes;
+  if (grid.network) overrides.tuples = 0;  // the duration ends each run
   char number[64];
   if (!rate) {
     overrides.rate = "max";
@@ -305,7 +306,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     if (run.rate != kCalibrationRun) {
       const RatePoint& point = grid.rates[run.rate];
       label = point.label;
-      if (point.needs_max() && max_rate[run.group] < 0) max_rate[run.group] = group_max(samples, run.group);
+      if (point.needs_max() && max_rate[run.group] < 0) {
+        max_rate[run.group] = group_max(samples, run.group, grid.network);
+      }
       if (point.needs_max() && max_rate[run.group] <= 0) {
         std::cerr << "bench: " << group.medium << ": no maximum was measured, so " << point.label
                   << " has no rate; skipped\n";
@@ -332,6 +335,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
         char tail[160];
         if (rate && *rate == 0) {
           std::snprintf(tail, sizeof tail, "%.2f cores idle", s.cores_machine);
+        } else if (grid.network) {
+          std::snprintf(tail, sizeof tail, "%.0f events/s, %.0f events/s per core, %.3g CPU-us/event",
+                        s.events_per_s, s.events_per_core, s.cpu_us_per_event_machine);
         } else {
           std::snprintf(tail, sizeof tail, "%.0f tuples/s, %.3g CPU-us/tuple, p99 %.0f us",
                         s.tuples_per_s, s.cpu_us_per_tuple_machine, s.latency.p99_us);
