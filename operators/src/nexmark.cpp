@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace boreal::ops {
@@ -160,11 +161,18 @@ std::optional<NexmarkStream> nexmark_stream(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-const Schema& nexmark_schema(NexmarkStream stream) {
-  static const std::array<Schema, 4> schemas = {
-      Schema::parse(kPersonsText).value(), Schema::parse(kAuctionsText).value(),
-      Schema::parse(kBidsText).value(), Schema::parse(kEventsText).value()};
-  return schemas[static_cast<std::size_t>(stream)];
+const Schema& nexmark_schema(NexmarkStream stream, bool stamped) {
+  static const std::array<Schema, 8> schemas = [] {
+    const std::array<const char*, 4> texts = {kPersonsText, kAuctionsText, kBidsText, kEventsText};
+    std::array<std::optional<Schema>, 8> made;
+    for (std::size_t i = 0; i < 4; ++i) {
+      made[i] = Schema::parse(texts[i]).value();
+      made[4 + i] = Schema::parse(std::string(texts[i]) + ",ts:timestamp").value();
+    }
+    return std::array<Schema, 8>{*made[0], *made[1], *made[2], *made[3],
+                                 *made[4], *made[5], *made[6], *made[7]};
+  }();
+  return schemas[static_cast<std::size_t>(stream) + (stamped ? 4 : 0)];
 }
 
 std::vector<Error> NexmarkParams::validate() const {
@@ -195,7 +203,7 @@ Result<NexmarkGenerator> NexmarkGenerator::make(const NexmarkParams& params) {
   if (auto errors = params.validate(); !errors.empty()) return fail(describe(errors));
   NexmarkGenerator gen;
   gen.stream_ = params.stream;
-  gen.schema_ = &nexmark_schema(params.stream);
+  gen.schema_ = &nexmark_schema(params.stream, params.stamp);
   gen.next_ = params.first_event;
   gen.end_ = params.events == NexmarkParams::kEndless ? NexmarkParams::kEndless
                                                        : params.first_event + params.events;
@@ -217,6 +225,10 @@ Result<NexmarkGenerator> NexmarkGenerator::make(const NexmarkParams& params) {
     gen.bid_ = {at("auction"), at("bidder"), at("price"), at("date_time")};
   }
   if (all) gen.kind_at_ = at("kind");
+  if (params.stamp) gen.stamp_at_ = at("ts");
+  gen.first_event_ = params.first_event;
+  gen.stamp_start_ns_ = params.stamp_start_ns;
+  gen.stamp_ns_per_event_ = params.stamp_ns_per_event;
   return gen;
 }
 
@@ -316,6 +328,11 @@ std::size_t NexmarkGenerator::fill(Batch& out, std::size_t max_rows, std::uint64
       case Kind::person: write_person(row, id); break;
       case Kind::auction: write_auction(row, id); break;
       case Kind::bid: write_bid(row, id); break;
+    }
+    if (stamp_at_ >= 0) {
+      put_i64(row, static_cast<std::uint32_t>(stamp_at_),
+              stamp_start_ns_ + static_cast<std::int64_t>(
+                                    static_cast<double>(id - first_event_) * stamp_ns_per_event_));
     }
   }
   // Skip to the next id this stream carries, so done() is true once no row remains.

@@ -272,7 +272,7 @@ TEST(NetworkSpecErrors, UnknownKeyListsTheValidOnes) {
             Errors{"t.yaml:15:23: boxes[0].params.burst: unknown key (valid: kind, path, rate, "
                    "tuples, duration_s, seed, keys, key_field, distribution, zipf_s, values, "
                    "seq_field, time_field, start_ns, streams, events, first_event, gap_us, "
-                   "max_delay_ms)"});
+                   "max_delay_ms, stamp)"});
 }
 
 TEST(NetworkSpecErrors, RepeatedKey) {

@@ -70,6 +70,17 @@ TEST(NexmarkSpec, OneOutputCarriesEveryEventUnlessStreamsSaysOtherwise) {
   EXPECT_EQ(spec.find_box("gen")->source->gap_us, 10u);
 }
 
+TEST(NexmarkSpec, StampAddsTheScheduledTimeToEveryStream) {
+  const NetworkSpec spec = parsed(lines_with(
+      kBase, {{10, "    params: {kind: nexmark, events: 1000, stamp: true}"}}));
+  EXPECT_TRUE(spec.find_box("gen")->source->stamp);
+  EXPECT_EQ(spec.find_stream("bids")->tuple_schema->to_string(),
+            "auction:i64,bidder:i64,price:i64,date_time:timestamp,ts:timestamp");
+  EXPECT_EQ(spec_errors_of(lines_with(kBase, {{10, "    params: {kind: nexmark, stamp: yes}"}})),
+            (std::vector<std::string>{
+                "t.yaml:10:36: boxes[0].params.stamp: expected true or false, got 'yes'"}));
+}
+
 TEST(NexmarkSpec, MistakesAreReportedWhereTheyAreWritten) {
   EXPECT_EQ(spec_errors_of(lines_with(kBase, {{8, "    node: a\n    schema: tick"}})),
             (std::vector<std::string>{

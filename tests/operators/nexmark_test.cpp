@@ -5,6 +5,7 @@
 #include <boreal/ops/nexmark.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -244,6 +245,33 @@ TEST(NexmarkTest, ParamsAreValidated) {
             "params.gap_us: must be 1 .. 1000000 µs, got 0\n"
             "params.max_delay_ms: must be at most 1000000 ms, got 2000000\n"
             "params.events: must be at least 1");
+}
+
+}  // namespace
+}  // namespace boreal::ops
+
+namespace boreal::ops {
+namespace {
+
+TEST(NexmarkTest, StampedStreamsCarryEachEventsScheduledTime) {
+  EXPECT_EQ(nexmark_schema(NexmarkStream::bids, true).to_string(),
+            "auction:i64,bidder:i64,price:i64,date_time:timestamp,ts:timestamp");
+  auto gen = NexmarkGenerator::make({.stream = NexmarkStream::bids, .first_event = 100,
+                                     .events = 60, .stamp = true, .stamp_start_ns = 5'000,
+                                     .stamp_ns_per_event = 2.5})
+                 .value();
+  OwnedBatch batch(gen.schema(), 100);
+  ASSERT_EQ(gen.fill(batch, 100), 52u);  // ids 104..149 and 154..159
+  const auto ts = FieldRef<Timestamp>::bind(gen.schema(), "ts").value();
+  EXPECT_EQ(ts.get(batch.row(0)).time_since_epoch().count(), 5'000 + 10);     // id 104
+  EXPECT_EQ(ts.get(batch.row(46)).time_since_epoch().count(), 5'000 + 135);   // id 154
+  // The other fields are the unstamped stream's.
+  auto plain = NexmarkGenerator::make({.stream = NexmarkStream::bids, .first_event = 100, .events = 60}).value();
+  OwnedBatch plain_batch(plain.schema(), 100);
+  plain.fill(plain_batch, 100);
+  for (std::size_t i = 0; i < 52; ++i) {
+    EXPECT_EQ(std::memcmp(batch.row(i).data(), plain_batch.row(i).data(), 32), 0) << i;
+  }
 }
 
 }  // namespace

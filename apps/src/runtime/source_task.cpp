@@ -73,7 +73,11 @@ void SourceTask::start(SteadyTime now) {
          .first_event = params_.first_event,
          .events = params_.events > 0 ? params_.events : ops::NexmarkParams::kEndless,
          .gap_us = params_.gap_us,
-         .max_delay_ms = params_.max_delay_ms});
+         .max_delay_ms = params_.max_delay_ms,
+         // Paced, event i is due at t0 + i / rate; unpaced, fill() stamps rows as it makes them.
+         .stamp = params_.stamp,
+         .stamp_start_ns = t0_real_,
+         .stamp_ns_per_event = period_ns_});
     if (!generator) {
       error_ = "source '" + name_ + "': " + generator.error().describe();
     } else {
@@ -146,7 +150,18 @@ std::size_t SourceTask::fill(std::size_t rows, std::int64_t& now_real) {
     }
     return read.value().rows;  // the end of the file shows in csv_->done()
   }
-  if (nexmark_) return nexmark_->fill(*batch_, rows, params_.first_event + due_units_);
+  if (nexmark_) {
+    const std::size_t before = batch_->size();
+    const std::size_t got = nexmark_->fill(*batch_, rows, params_.first_event + due_units_);
+    if (params_.stamp && period_ns_ == 0 && got > 0) {  // unpaced: the time they are made
+      if (now_real == 0) now_real = realtime_ns();
+      const auto ts = ops::FieldRef<ops::Timestamp>::bind(schema_, "ts").value();
+      for (std::size_t i = before; i < before + got; ++i) {
+        ts.set(batch_->mut_row(i), ops::Timestamp(std::chrono::nanoseconds(now_real)));
+      }
+    }
+    return got;
+  }
   if (!generator_) return 0;
   if (period_ns_ > 0) return generator_->fill(*batch_, rows);
   // A fixed start: unpaced rows all get it (fill() with no rate), the same in every run.

@@ -184,11 +184,7 @@ class ParamReader {
   }
   std::optional<bool> boolean(const YamlValue& value) {
     place(value);
-    if (value.node.IsScalar() && !is_quoted(value.node)) {
-      const std::string& text = value.node.Scalar();
-      if (text == "true" || text == "True" || text == "TRUE") return true;
-      if (text == "false" || text == "False" || text == "FALSE") return false;
-    }
+    if (auto b = parse_bool(value.node)) return b;
     problem(value, "expected true or false, got " + got(value.node));
     return std::nullopt;
   }

@@ -36,14 +36,14 @@ constexpr std::array<std::string_view, 9> kLinkKeys = {
     "spin_us", "batch_bytes", "flush_us", "window"};
 constexpr std::array<std::string_view, 8> kBoxKeys = {"name", "type",   "node",   "in",
                                                       "out",  "schema", "params", "thread"};
-constexpr std::array<std::string_view, 19> kSourceParamKeys = {
+constexpr std::array<std::string_view, 20> kSourceParamKeys = {
     "kind",       "path",         "rate",        "tuples",      "duration_s",
     "seed",       "keys",         "key_field",   "distribution", "zipf_s",
     "values",     "seq_field",    "time_field",  "start_ns",    "streams",
-    "events",     "first_event",  "gap_us",      "max_delay_ms"};
+    "events",     "first_event",  "gap_us",      "max_delay_ms", "stamp"};
 // The keys only a nexmark source takes.
-constexpr std::array<std::string_view, 5> kNexmarkKeys = {"streams", "events", "first_event",
-                                                          "gap_us", "max_delay_ms"};
+constexpr std::array<std::string_view, 6> kNexmarkKeys = {"streams", "events", "first_event",
+                                                          "gap_us", "max_delay_ms", "stamp"};
 constexpr std::array<std::string_view, 4> kSinkParamKeys = {"kind", "slow_us_per_frame", "output",
                                                             "field"};
 constexpr std::array<std::string_view, 3> kValueKeys = {"field", "min", "max"};
@@ -583,6 +583,9 @@ void Parser::read_nexmark_params(const YamlValue& params, const YamlMapping& map
   }
   if (const YamlValue* v = mapping.find("gap_us")) {
     if (auto n = read_int(*v, 1, 1'000'000, problems_)) source.gap_us = static_cast<std::uint32_t>(*n);
+  }
+  if (const YamlValue* v = mapping.find("stamp")) {
+    if (auto b = read_bool(*v, problems_)) source.stamp = *b;
   }
   if (const YamlValue* v = mapping.find("max_delay_ms")) {
     if (auto n = read_int(*v, 0, 1'000'000, problems_)) {

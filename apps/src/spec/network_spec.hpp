@@ -34,7 +34,8 @@
 // streams (each output's kind: persons, auctions, bids or events; default events for one
 // output, persons, auctions, bids for three), events (event ids to walk, of every kind; 0 = no
 // limit), rate (events/s), duration_s, first_event, gap_us (default 10), max_delay_ms
-// (default 0). Sink
+// (default 0), stamp (default false: add ts:timestamp, the event's scheduled send time, to
+// each stream, for latency sinks). Sink
 // params: kind (check | count | discard | latency | csv; default check), output (a CSV file, with a header line, of every tuple
 // received, in order; default none), field (latency: the time field; default "ts") and
 // slow_us_per_frame (a test hook that makes the sink slow; default 0).
@@ -151,6 +152,7 @@ struct SourceParams {
   std::uint64_t first_event = 0;
   std::uint32_t gap_us = 10;
   std::uint32_t max_delay_ms = 0;
+  bool stamp = false;  // nexmark: add ts:timestamp, each event's scheduled send time
   // tuples/s (nexmark: events/s of every kind); nullopt = "max" (as fast as credit allows);
   // 0 = "idle": the link is open and the source sends nothing until its duration ends (what
   // waiting costs with no traffic)

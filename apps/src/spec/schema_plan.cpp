@@ -159,7 +159,7 @@ void derive_schemas(NetworkSpec& spec, Problems& problems) {
     if (box.type == "source") {
       if (box.source && box.source->kind == SourceKind::nexmark) {
         for (std::size_t port = 0; port < box.source->streams.size(); ++port) {
-          set_output(port, ops::nexmark_schema(box.source->streams[port]));
+          set_output(port, ops::nexmark_schema(box.source->streams[port], box.source->stamp));
         }
         continue;
       }

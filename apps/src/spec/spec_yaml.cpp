@@ -176,6 +176,20 @@ std::optional<std::uint64_t> read_uint64(const YamlValue& value, Problems& probl
   return number;
 }
 
+std::optional<bool> parse_bool(const YAML::Node& node) {
+  if (!is_plain_scalar(node)) return std::nullopt;
+  const std::string& text = node.Scalar();
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  return std::nullopt;
+}
+
+std::optional<bool> read_bool(const YamlValue& value, Problems& problems) {
+  auto b = parse_bool(value.node);
+  if (!b) problems.add(value, "expected true or false, got " + got(value.node));
+  return b;
+}
+
 std::optional<double> read_non_negative(const YamlValue& value, Problems& problems) {
   double number = 0;
   if (!is_plain_scalar(value.node) || !parse_number(value.node.Scalar(), number) ||

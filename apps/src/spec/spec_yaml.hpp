@@ -101,6 +101,10 @@ std::optional<std::string> read_string(const YamlValue& value, Problems& problem
 std::optional<std::int64_t> read_int(const YamlValue& value, std::int64_t min, std::int64_t max,
                                      Problems& problems);
 std::optional<std::uint64_t> read_uint64(const YamlValue& value, Problems& problems);
+// An unquoted true/True/TRUE or false/False/FALSE; nullopt for anything else.
+std::optional<bool> parse_bool(const YAML::Node& node);
+// parse_bool, or "expected true or false, got ..." reported at the value.
+std::optional<bool> read_bool(const YamlValue& value, Problems& problems);
 // A finite number >= 0.
 std::optional<double> read_non_negative(const YamlValue& value, Problems& problems);
 

@@ -54,7 +54,9 @@ enum class NexmarkStream : std::uint8_t { persons, auctions, bids, events };
 //   bids      auction:i64,bidder:i64,price:i64,date_time:timestamp
 //   events    kind:i32, then id, the person's strings, the auction's fields, the bid's
 //             auction, bidder and price, and one date_time (see nexmark.cpp)
-[[nodiscard]] const Schema& nexmark_schema(NexmarkStream stream);
+// and, stamped, each of them followed by ts:timestamp.
+// With `stamped`, one more field at the end: ts:timestamp (NexmarkParams::stamp).
+[[nodiscard]] const Schema& nexmark_schema(NexmarkStream stream, bool stamped = false);
 
 struct NexmarkParams {
   static constexpr std::uint64_t kEndless = std::numeric_limits<std::uint64_t>::max();
@@ -64,6 +66,12 @@ struct NexmarkParams {
   std::uint64_t events = kEndless;  // event ids to walk (of every kind): first_event + events
   std::uint32_t gap_us = 10;        // event time between consecutive ids, µs; 1 .. 10^6
   std::uint32_t max_delay_ms = 0;   // bounded out-of-orderness of date_time, ms; <= 10^6
+  // Adds a last field ts:timestamp holding each event's scheduled send time on the realtime
+  // clock: stamp_start_ns + (id - first_event) * stamp_ns_per_event. Not part of NEXMark:
+  // it lets a latency sink measure how long results take (the event times are synthetic).
+  bool stamp = false;
+  std::int64_t stamp_start_ns = 0;
+  double stamp_ns_per_event = 0;
 
   // Every problem at once; `where` is "params.gap_us", ...
   [[nodiscard]] std::vector<Error> validate() const;
@@ -122,6 +130,10 @@ class NexmarkGenerator {
   AuctionAt auction_{};
   BidAt bid_{};
   std::int64_t kind_at_ = -1;  // the events stream's kind column, else -1
+  std::int64_t stamp_at_ = -1;  // the ts column when stamped, else -1
+  std::uint64_t first_event_ = 0;
+  std::int64_t stamp_start_ns_ = 0;
+  double stamp_ns_per_event_ = 0;
 };
 
 }  // namespace boreal::ops
