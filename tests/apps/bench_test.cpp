@@ -360,10 +360,12 @@ TEST(BenchCommand, ANetworkSweepCountsSourceEvents) {
                            " --tuple-bytes 64 --out " + out_dir);
   EXPECT_EQ(refused.status, 2);
   EXPECT_EQ(refused.text, "bench: --tuple-bytes: a --network file's sources make their own tuples\n");
+  std::filesystem::remove("nexmark_q2.csv");  // the file's sink output, in the working directory
   const auto out = run(std::string(BOREAL_BIN) + " bench --network " + q2 +
                        " --media tcp --waits block --rates 20%,max --repeats 1 --duration 0.4 "
                        "--warmup 0.1 --no-iperf --no-plots --out " + out_dir);
   ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_FALSE(std::filesystem::exists("nexmark_q2.csv"));  // --no-output: the sink counted
   EXPECT_NE(out.text.find("maximum "), std::string::npos) << out.text;
   EXPECT_NE(out.text.find(" M events/s; median of 1"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("  M events/s/core "), std::string::npos) << out.text;

@@ -88,6 +88,10 @@ struct OverrideFlags {
                    "multiple of 8, at most " + std::to_string(boreal::ops::kMaxTupleBytes) +
                        " (one frame on every medium) and within --batch-bytes")
         ->group("Sources (override the file)");
+    app.add_flag("--no-output", values.no_output,
+                 "Sinks write no CSV files (a csv sink counts instead): measure the query, not "
+                 "the formatting of its results")
+        ->group("Sinks (override the file)");
   }
 };
 

@@ -109,6 +109,10 @@ void apply_source_flags(NetworkSpec& spec, const Overrides& overrides, FlagError
     spec.warmup = std::chrono::duration<double>(*warmup);
   }
   for (BoxSpec& box : spec.boxes) {
+    if (box.sink && overrides.no_output) {
+      box.sink->output.clear();
+      if (box.sink->kind == SinkKind::csv) box.sink->kind = SinkKind::count;
+    }
     if (!box.source) continue;
     if (rate) box.source->rate = *rate;
     // A nexmark source counts events (of every kind), not the tuples of one of its streams.

@@ -316,6 +316,9 @@ struct Overrides {
   std::optional<double> warmup_s;                // --warmup (seconds not measured)
   std::optional<std::int64_t> tuple_bytes;       // --tuple-bytes
   std::optional<std::int64_t> window;            // --window
+  // --no-output: sinks write no CSV files (a csv sink counts instead), so a run measures the
+  // query and not the formatting of its results (bench --network does this).
+  bool no_output = false;
 };
 
 // Applies every set override: transport flags to the defaults and to every stream (over the
