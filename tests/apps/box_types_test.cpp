@@ -255,6 +255,41 @@ TEST(BoxTypes, AggregateDerivesItsSchemaAndConvertsDurations) {
   EXPECT_EQ(avgs, (std::vector<double>{2, 5}));
 }
 
+TEST(BoxTypes, AWholeWindowHoldsTheWholeInputInAnyOrder) {
+  const Planned planned = plan_box("aggregate", "a",
+                                   {"group_by: sym", "window: {kind: whole, field: ts}",
+                                    "aggregates: [{function: count, as: n}]"},
+                                   {&kTrades});
+  ASSERT_EQ(planned.messages, Messages{});
+  const std::unique_ptr<ops::Box> box = make_box(planned, 4);
+  ops::CollectingConsumer out;
+  box->output(0).connect(&out);
+  // Far apart (2033, then 1970) and out of order: nothing is late, one row per group at the
+  // end. The window spans times 0 to 2^61 ns (2043).
+  box->process(0, trades({{"A", 1, 2'000'000'000'000'000'000}, {"B", 3, 5},
+                          {"A", 5, 1'000'000'000}, {"A", 7, 0}}));
+  EXPECT_EQ(out.rows(), 0u);
+  box->finish(0);
+  const ops::Schema& s = box->output(0).schema();
+  const auto n = ops::FieldRef<std::int64_t>::bind(s, "n").value();
+  const auto start = ops::FieldRef<ops::Timestamp>::bind(s, "window_start").value();
+  std::vector<std::int64_t> counts;
+  for (ops::Row row : out.view(s)) {
+    counts.push_back(n.get(row));
+    EXPECT_EQ(start.get(row).time_since_epoch().count(), 0);
+  }
+  EXPECT_EQ(counts, (std::vector<std::int64_t>{3, 1}));
+  const Planned bad = plan_box("aggregate", "a",
+                               {"window: {kind: whole, field: ts, size: 10s}",
+                                "aggregates: [{function: count, as: n}]", "slack: 1s"},
+                               {&kTrades});
+  EXPECT_EQ(bad.messages,
+            (Messages{"t.yaml:6:46: boxes[0].params.window.size: a whole window has no size (it "
+                      "spans the input)",
+                      "t.yaml:8:14: boxes[0].params.slack: a whole window takes no slack (no "
+                      "tuple is late in it)"}));
+}
+
 TEST(BoxTypes, AggregateCountWindowOnAnI64Schema) {
   const Planned planned = plan_box("aggregate", "a",
                                    {"group_by: [key]", "window: {kind: count, size: 3}",
@@ -471,7 +506,7 @@ TEST(BoxTypes, EveryProblemOfOneBoxIsReported) {
   EXPECT_EQ(planned.messages,
             (Messages{"t.yaml:6:23: boxes[0].params.group_by[1]: unknown field 'venue'",
                       "t.yaml:7:22: boxes[0].params.window.kind: unknown window kind 'hourly'; "
-                      "expected count or time",
+                      "expected count, time or whole",
                       "t.yaml:9:22: boxes[0].params.aggregates[0].function: unknown function "
                       "'median'; expected count, sum, min, max, avg, first or last",
                       "t.yaml:10:34: boxes[0].params.aggregates[1].field: sum needs an i32, i64 "

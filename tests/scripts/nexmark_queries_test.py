@@ -32,7 +32,7 @@ BOREAL = None  # set from argv in main
 # event time (two Q7 windows' worth of bids would need 20 s; one partial window is enough to
 # check the rule), 8,000 persons, 24,000 auctions.
 EVENTS = 400_000
-QUERIES = ["q0", "q1", "q2", "q3", "q5", "q7", "q8"]
+QUERIES = ["q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"]
 LAUNCH_TIMEOUT_S = 120
 
 

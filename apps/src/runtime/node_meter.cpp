@@ -26,12 +26,30 @@ std::vector<std::uint64_t> box_tuples(const NodeGraph& graph) {
 
 }  // namespace
 
+namespace {
+
+// Events the sources walked: per source box, the fewest of its tasks (each output's task
+// walks the same ids at its own pace; a box's tasks follow each other, port 0 first).
+std::uint64_t source_events(const NodeGraph& graph) {
+  std::uint64_t total = 0;
+  std::uint64_t box = 0;
+  for (const auto& source : graph.sources) {
+    if (source->port() == 0) {
+      total += box;
+      box = source->events();
+    } else {
+      box = std::min(box, source->events());
+    }
+  }
+  return total + box;
+}
+
+}  // namespace
+
 ThreadMeter::Totals ThreadMeter::totals() const {
   Totals t;
-  for (const auto& source : graph_.sources) {
-    t.sent += source->generated();
-    t.events += source->events();
-  }
+  for (const auto& source : graph_.sources) t.sent += source->generated();
+  t.events = source_events(graph_);
   for (const auto& sink : graph_.sinks) {
     t.received += sink->tuples_;
     t.bytes += sink->bytes_;
@@ -172,9 +190,9 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
   r.thread_reports.push_back(thread);
   std::vector<std::string>& errors = r.errors;
 
+  r.events_sent += source_events(graph_);
   for (const auto& source : graph_.sources) {
     r.tuples_sent += source->generated();
-    r.events_sent += source->events();
     r.checksum_sent ^= source->checksum();
     if (source->error()) errors.push_back(*source->error());
   }

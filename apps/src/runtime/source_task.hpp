@@ -46,11 +46,12 @@ class SourceTask {
   [[nodiscard]] bool active() const noexcept { return started_; }
   [[nodiscard]] bool done() const noexcept { return eos_committed_ && target_.done(); }
   [[nodiscard]] std::uint64_t generated() const noexcept { return generated_; }
-  // Events the source walked: a nexmark source's event ids (of every kind, once per box: only
-  // its first output's task counts them, every task walks the same ids), else its tuples.
-  [[nodiscard]] std::uint64_t events() const noexcept {
-    return port_ != 0 ? 0 : nexmark_ ? units_done() : generated_;
-  }
+  // Events the task walked: a nexmark source's event ids (of every kind), else its tuples.
+  // The tasks of one box walk the same ids, each at its own pace: the box has walked the
+  // fewest of theirs (source_events() in node_meter.cpp).
+  [[nodiscard]] std::uint64_t events() const noexcept { return nexmark_ ? units_done() : generated_; }
+  // Which output of its box the task fills; a box's tasks are made in port order.
+  [[nodiscard]] std::size_t port() const noexcept { return port_; }
   [[nodiscard]] std::uint64_t frames_sent() const noexcept { return frames_; }
   // CRC-32C of every tuple's bytes, in order.
   [[nodiscard]] std::uint32_t checksum() const noexcept { return crc_; }

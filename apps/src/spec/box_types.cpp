@@ -443,16 +443,19 @@ std::optional<BoxPlan> plan_aggregate(const YamlValue* params, const YamlValue& 
   if (const YamlValue* v = r.find("group_by")) p.group_by = r.names(*v).value_or(Names{});
   std::optional<ops::WindowKind> kind;  // as written; nullopt when absent or bad
   TimeField time;
+  bool whole = false;  // kind: whole, one time window holding the whole input
   if (const YamlValue* v = r.require("window")) {
     if (auto m = r.mapping(*v, Keys(kWindowKeys))) {
       if (const YamlValue* k = r.require(*m, "kind")) {
         if (auto text = r.string(*k)) {
           if (*text == "count") {
             kind = ops::WindowKind::count;
-          } else if (*text == "time") {
+          } else if (*text == "time" || *text == "whole") {
             kind = ops::WindowKind::time;
+            whole = *text == "whole";
           } else {
-            r.problem(*k, "unknown window kind " + in_quotes(*text) + "; expected count or time");
+            r.problem(*k, "unknown window kind " + in_quotes(*text) +
+                              "; expected count, time or whole");
           }
         }
       }
@@ -474,17 +477,29 @@ std::optional<BoxPlan> plan_aggregate(const YamlValue* params, const YamlValue& 
                                               : r.span(value, time, 1);
       };
       bool size_read = false;
-      if (const YamlValue* s = r.require(*m, "size")) {
-        if (auto n = read_size(*s)) {
-          p.window.size = length(*n);
-          size_read = true;
+      if (whole) {
+        // The whole input: one tumbling window of kMaxSpan ns from the epoch (to 2043) with
+        // as much slack, so no tuple is late and the window is emitted when the input ends.
+        for (const char* key : {"size", "slide"}) {
+          if (const YamlValue* s = m->find(key)) {
+            r.problem(*s, std::string("a whole window has no ") + key + " (it spans the input)");
+          }
         }
-      }
-      if (const YamlValue* s = m->find("slide")) {
-        if (auto n = read_size(*s)) p.window.slide = length(*n);
+        p.window.size = p.window.slide = ops::Duration(ops::AggregateParams::kMaxSpan);
+        p.slack = ops::Duration(ops::AggregateParams::kMaxSpan);
       } else {
-        p.window.slide = p.window.size;
-        if (!size_read) r.fail("window.slide");
+        if (const YamlValue* s = r.require(*m, "size")) {
+          if (auto n = read_size(*s)) {
+            p.window.size = length(*n);
+            size_read = true;
+          }
+        }
+        if (const YamlValue* s = m->find("slide")) {
+          if (auto n = read_size(*s)) p.window.slide = length(*n);
+        } else {
+          p.window.slide = p.window.size;
+          if (!size_read) r.fail("window.slide");
+        }
       }
     }
   }
@@ -508,8 +523,12 @@ std::optional<BoxPlan> plan_aggregate(const YamlValue* params, const YamlValue& 
     if (n) p.timeout = ops::Duration(*n);
   }
   if (const YamlValue* v = r.find("slack")) {
-    const auto n = kind == ops::WindowKind::count ? r.integer(*v, 0, kMaxInt) : r.span(*v, time, 0);
-    p.slack = ops::Duration(n.value_or(0));
+    if (whole) {
+      r.problem(*v, "a whole window takes no slack (no tuple is late in it)");
+    } else {
+      const auto n = kind == ops::WindowKind::count ? r.integer(*v, 0, kMaxInt) : r.span(*v, time, 0);
+      p.slack = ops::Duration(n.value_or(0));
+    }
   }
   if (const YamlValue* v = r.find("partial_field")) p.partial_field = r.string(*v).value_or("");
   if (!inputs_known) return std::nullopt;

@@ -12,7 +12,7 @@ set -euo pipefail
 BOREAL=${1:-build/apps/boreal}
 OUT=${2:-docs/bench/experiments/nexmark/out}
 common=(--media tcp --repeats 3 --duration 2 --warmup 0.5 --no-iperf --no-plots)
-for q in q0 q1 q2 q3 q5 q7 q8; do
+for q in q0 q1 q2 q3 q4 q5 q6 q7 q8; do
   "$BOREAL" bench --network "apps/examples/nexmark/$q.yaml" --waits block --rates max \
       "${common[@]}" --out "$OUT/$q-max"
 done
