@@ -599,6 +599,21 @@ std::optional<BoxPlan> plan_join(const YamlValue* params, const YamlValue& box_a
   return plan;
 }
 
+// The plan of a one-input box whose output has its input's schema: `params` validated against
+// the input, then boxes made by make(params, input, batch_rows).
+template <class Params, class Make>
+std::optional<BoxPlan> same_schema_plan(ParamReader& r, const Params& params, Inputs inputs,
+                                        Make make) {
+  if (!known(inputs, 1, 1)) return std::nullopt;
+  const ops::Schema& input = *inputs[0];
+  r.check(params.validate(input));
+  if (!r.ok()) return std::nullopt;
+  BoxPlan plan;
+  plan.outputs.push_back(input);
+  plan.make = [params, input, make](std::size_t rows) { return as_box(make(params, input, rows)); };
+  return plan;
+}
+
 std::optional<BoxPlan> plan_bsort(const YamlValue* params, const YamlValue& box_at, Inputs inputs,
                                   Problems& problems) {
   ParamReader r(params, box_at, problems, Keys(kBSortKeys));
@@ -608,14 +623,8 @@ std::optional<BoxPlan> plan_bsort(const YamlValue* params, const YamlValue& box_
     p.slack = static_cast<std::uint64_t>(
         r.integer(*v, 0, static_cast<std::int64_t>(ops::kMaxBSortSlack)).value_or(0));
   }
-  if (!known(inputs, 1, 1)) return std::nullopt;
-  const ops::Schema& input = *inputs[0];
-  r.check(p.validate(input));
-  if (!r.ok()) return std::nullopt;
-  BoxPlan plan;
-  plan.outputs.push_back(input);
-  plan.make = [p, input](std::size_t) { return as_box(ops::BSortBox::make(p, input)); };
-  return plan;
+  return same_schema_plan(r, p, inputs, [](const ops::BSortParams& q, const ops::Schema& input,
+                                            std::size_t) { return ops::BSortBox::make(q, input); });
 }
 
 std::optional<BoxPlan> plan_argmax(const YamlValue* params, const YamlValue& box_at, Inputs inputs,
@@ -624,14 +633,8 @@ std::optional<BoxPlan> plan_argmax(const YamlValue* params, const YamlValue& box
   ops::ArgMaxParams p;
   if (const YamlValue* v = r.require("by")) p.by = r.string(*v).value_or("");
   if (const YamlValue* v = r.require("field")) p.field = r.string(*v).value_or("");
-  if (!known(inputs, 1, 1)) return std::nullopt;
-  const ops::Schema& input = *inputs[0];
-  r.check(p.validate(input));
-  if (!r.ok()) return std::nullopt;
-  BoxPlan plan;
-  plan.outputs.push_back(input);
-  plan.make = [p, input](std::size_t rows) { return as_box(ops::ArgMax::make(p, input, rows)); };
-  return plan;
+  return same_schema_plan(r, p, inputs, [](const ops::ArgMaxParams& q, const ops::Schema& input,
+                                            std::size_t rows) { return ops::ArgMax::make(q, input, rows); });
 }
 
 std::optional<BoxPlan> plan_resample(const YamlValue* params, const YamlValue& box_at,
