@@ -82,6 +82,9 @@ void SourceTask::start(SteadyTime now) {
       error_ = "source '" + name_ + "': " + generator.error().describe();
     } else {
       nexmark_.emplace(std::move(generator).value());
+      if (params_.stamp && period_ns_ == 0) {
+        stamp_ = ops::FieldRef<ops::Timestamp>::bind(schema_, "ts").value();
+      }
     }
     return;
   }
@@ -153,11 +156,10 @@ std::size_t SourceTask::fill(std::size_t rows, std::int64_t& now_real) {
   if (nexmark_) {
     const std::size_t before = batch_->size();
     const std::size_t got = nexmark_->fill(*batch_, rows, params_.first_event + due_units_);
-    if (params_.stamp && period_ns_ == 0 && got > 0) {  // unpaced: the time they are made
+    if (stamp_ && got > 0) {  // unpaced: the time they are made
       if (now_real == 0) now_real = realtime_ns();
-      const auto ts = ops::FieldRef<ops::Timestamp>::bind(schema_, "ts").value();
       for (std::size_t i = before; i < before + got; ++i) {
-        ts.set(batch_->mut_row(i), ops::Timestamp(std::chrono::nanoseconds(now_real)));
+        stamp_->set(batch_->mut_row(i), ops::Timestamp(std::chrono::nanoseconds(now_real)));
       }
     }
     return got;

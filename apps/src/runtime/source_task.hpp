@@ -89,6 +89,7 @@ class SourceTask {
   std::size_t port_;
   std::optional<ops::Generator> generator_;
   std::optional<ops::NexmarkGenerator> nexmark_;
+  std::optional<ops::FieldRef<ops::Timestamp>> stamp_;  // unpaced stamped nexmark: its ts
   std::unique_ptr<ops::CsvReader> csv_;
   std::optional<std::string> error_;
   double period_ns_ = 0;  // 0 = as fast as possible (unless idle)
