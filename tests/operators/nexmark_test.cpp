@@ -81,6 +81,23 @@ TEST(NexmarkTest, KindsFollowTheIdModuloFifty) {
   EXPECT_TRUE(events.done());
 }
 
+TEST(NexmarkTest, TheReferenceStreamsCounts) {
+  // docs/nexmark.md section 7: the first 2,000,000 events.
+  const std::uint64_t n = 2'000'000;
+  std::vector<std::size_t> counts;
+  for (auto stream : {NexmarkStream::persons, NexmarkStream::auctions, NexmarkStream::bids}) {
+    NexmarkGenerator gen = make_gen({.stream = stream, .events = n});
+    OwnedBatch batch(gen.schema(), 4096);
+    std::size_t rows = 0;
+    while (!gen.done()) {
+      batch.clear();
+      rows += gen.fill(batch, 4096);
+    }
+    counts.push_back(rows);
+  }
+  EXPECT_EQ(counts, (std::vector<std::size_t>{40'000, 120'000, 1'840'000}));
+}
+
 TEST(NexmarkTest, IdsAndEventTimes) {
   NexmarkGenerator persons = make_gen({.stream = NexmarkStream::persons, .first_event = 12'300,
                                        .events = 100});

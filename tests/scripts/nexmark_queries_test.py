@@ -88,6 +88,19 @@ class NexmarkQueries(unittest.TestCase):
             with self.subTest(query=query):
                 self.assert_matches_oracle(query, self.launch(query, "--medium", "tcp"))
 
+    def test_the_reference_counts_over_two_million_events(self):
+        # docs/nexmark.md section 7: the row counts of every query over events 0..1,999,999.
+        reference = {"q0": 1_840_000, "q1": 1_840_000, "q2": 14_532, "q3": 11_515, "q4": 5,
+                     "q5": 14, "q6": 15_486, "q7": 2, "q8": 119_613}
+        for query, rows in reference.items():
+            with self.subTest(query=query):
+                where = tempfile.mkdtemp(dir=self.dir)
+                status, out = run([BOREAL, "launch", os.path.join(EXAMPLES, query + ".yaml"),
+                                   "--free-ports", "--quiet", "--tuples", "2000000"], cwd=where)
+                self.assertEqual(status, 0, out)
+                with open(os.path.join(where, "nexmark_%s.csv" % query)) as f:
+                    self.assertEqual(sum(1 for _ in f) - 1, rows)
+
     def test_two_queries_over_the_fabric_media(self):
         for medium in ["fabric-msg", "fabric-rma"]:
             for query in ["q3", "q5"]:
