@@ -99,6 +99,20 @@ bool carries(NexmarkStream stream, std::uint64_t offset) noexcept {
   }
   return false;
 }
+// The first id at or after `id` that `stream` carries.
+std::uint64_t next_carried(NexmarkStream stream, std::uint64_t id) noexcept {
+  const std::uint64_t base = id - id % kProportion;
+  const std::uint64_t offset = id % kProportion;
+  switch (stream) {
+    case NexmarkStream::persons: return offset == 0 ? id : base + kProportion;
+    case NexmarkStream::auctions:
+      return offset == 0 ? id + 1 : offset < 4 ? id : base + kProportion + 1;
+    case NexmarkStream::bids: return offset < 4 ? base + 4 : id;
+    case NexmarkStream::events: return id;
+  }
+  return id;
+}
+
 std::uint64_t per_block(NexmarkStream stream) noexcept {
   switch (stream) {
     case NexmarkStream::persons: return 1;
@@ -314,9 +328,10 @@ std::size_t NexmarkGenerator::fill(Batch& out, std::size_t max_rows, std::uint64
   const std::uint64_t stop = std::min(end_, end_event);
   std::size_t rows = 0;
   const std::size_t room = std::min(max_rows, out.capacity_rows() - out.size());
+  next_ = std::min(next_carried(stream_, next_), std::max(next_, stop));
   while (rows < room && next_ < stop) {
-    const std::uint64_t id = next_++;
-    if (!carries(stream_, id % kProportion)) continue;
+    const std::uint64_t id = next_;
+    next_ = std::min(next_carried(stream_, id + 1), std::max(id + 1, stop));
     std::byte* row = out.append().data();
     ++rows;
     const Kind kind = kind_of(id);
@@ -335,8 +350,6 @@ std::size_t NexmarkGenerator::fill(Batch& out, std::size_t max_rows, std::uint64
                                     static_cast<double>(id - first_event_) * stamp_ns_per_event_));
     }
   }
-  // Skip to the next id this stream carries, so done() is true once no row remains.
-  while (next_ < stop && !carries(stream_, next_ % kProportion)) ++next_;
   return rows;
 }
 
