@@ -28,6 +28,8 @@ import math
 import re
 import sys
 
+from csvinput import InputError, open_csv
+
 REPORT_ROWS = 5
 INT_RE = re.compile(r"[+-]?[0-9]+")
 FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
@@ -35,18 +37,11 @@ FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 INTEGER, FLOAT, TEXT = "integer", "float", "text"
 
 
-class InputError(Exception):
-    """Bad input; the message names the file and line."""
-
-
 def rows_of(path, expected_header=None, header_source=None):
     """Yield (line number, fields) for each data row of a CSV file after checking its header
     (against expected_header, read from header_source, when given) and each row's width. The
     first item yielded is (1, header)."""
-    try:
-        f = open(path, newline="", encoding="utf-8")
-    except OSError as e:
-        raise InputError("%s: cannot open: %s" % (path, e.strerror))
+    f = open_csv(path)
     with f:
         reader = csv.reader(f)
         try:

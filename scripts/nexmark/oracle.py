@@ -26,6 +26,8 @@ import csv
 import os
 import sqlite3
 import sys
+
+from csvinput import InputError, open_csv
 import time
 
 SCHEMAS = {
@@ -189,19 +191,12 @@ DIAGNOSTICS = {
 }
 
 
-class InputError(Exception):
-    """Bad input: the message names the file and line."""
-
-
 def read_rows(path, columns):
     """Yield the rows of one CSV file as tuples, INTEGER columns converted to int; check the
     header and every row's width."""
     names = [c for c, _ in columns]
     integer = [t == "INTEGER" for _, t in columns]
-    try:
-        f = open(path, newline="", encoding="utf-8")
-    except OSError as e:
-        raise InputError("%s: cannot open: %s" % (path, e.strerror))
+    f = open_csv(path)
     with f:
         reader = csv.reader(f)
         header = next(reader, None)
