@@ -18,6 +18,8 @@ packages=(
   python3-yaml            # the NEXMark query tests (tests/scripts/nexmark_queries_test.py)
   iperf3                  # boreal bench: the loopback reference it compares TCP against
   liburing-dev            # io_uring: batched event-loop updates (bench's event-loop study)
+  clang-14                # the libFuzzer targets (fuzz/, scripts/run-fuzzers.sh)
+  libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes for clang
 )
 
 missing=()
