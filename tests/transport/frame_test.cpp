@@ -148,7 +148,8 @@ TEST(Frame, HelloFrameRoundTripsWhateverItsStreamId) {
                            .cluster_token = 0x1122'3344'5566'7788,
                            .stream_id = 1234,
                            .tuple_bytes = 24,
-                           .max_payload_bytes = 65536};
+                           .max_payload_bytes = 65536,
+                           .sender_id = 0x5EED};
   std::vector<std::byte> payload(kHelloPayloadBytes);
   encode_hello(hello, std::span<std::byte, kHelloPayloadBytes>{payload});
   // The hello names stream 1234 while this link carries 7: the handshake decides, not decode.
@@ -163,7 +164,7 @@ TEST(Frame, HelloFrameRoundTripsWhateverItsStreamId) {
   EXPECT_EQ(got.value().stream_id, hello.stream_id);
   EXPECT_EQ(got.value().tuple_bytes, hello.tuple_bytes);
   EXPECT_EQ(got.value().max_payload_bytes, hello.max_payload_bytes);
-  EXPECT_EQ(got.value().reserved, 0u);
+  EXPECT_EQ(got.value().sender_id, hello.sender_id);
 }
 
 TEST(Frame, HeaderHasTheDocumentedLittleEndianLayout) {
@@ -379,11 +380,15 @@ TEST(Frame, RejectsAnOverlongHello) {
   expect_protocol_error(decode_hello(bytes), "hello payload is 33 bytes (expected 32)");
 }
 
-TEST(Frame, RejectsHelloWithReservedBitsSet) {
+TEST(Frame, HelloCarriesTheSenderIdInItsLastFourBytes) {
   HelloPayload hello = kHello;
-  hello.reserved = 0x100;
-  expect_protocol_error(decode_hello(hello_bytes(hello)),
-                        "hello reserved field is 0x00000100 (expected 0)");
+  hello.sender_id = 0xA1B2C3D4;
+  const auto bytes = hello_bytes(hello);
+  EXPECT_EQ(bytes[28], std::byte{0xD4});
+  EXPECT_EQ(bytes[31], std::byte{0xA1});
+  const auto got = decode_hello(bytes);
+  ASSERT_TRUE(got.has_value()) << got.error().describe();
+  EXPECT_EQ(got.value().sender_id, 0xA1B2C3D4u);
 }
 
 TEST(Frame, RejectsHelloWithZeroTupleSize) {

@@ -117,6 +117,7 @@ class CheckingSink final : public FrameSink {
     }
     crc = crc32c(frame.payload, crc);
     if ((frame.header.flags & kFlagEndOfStream) != 0) ++end_of_stream;
+    if (frames == mark_frame) tuples_at_mark = tuples;
   }
 
   std::uint64_t frames = 0;
@@ -126,6 +127,8 @@ class CheckingSink final : public FrameSink {
   std::uint64_t bad_frames = 0;
   std::uint64_t bad_tuples = 0;
   std::uint64_t end_of_stream = 0;
+  std::uint64_t mark_frame = 0;      // set to a frame number to learn the tuples through it
+  std::uint64_t tuples_at_mark = 0;
 
  private:
   std::uint32_t tuple_bytes_;

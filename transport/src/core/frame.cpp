@@ -32,8 +32,8 @@ constexpr std::size_t kHelloClusterTokenAt = 8;
 constexpr std::size_t kHelloStreamIdAt = 16;
 constexpr std::size_t kHelloTupleBytesAt = 20;
 constexpr std::size_t kHelloMaxPayloadAt = 24;
-constexpr std::size_t kHelloReservedAt = 28;
-static_assert(kHelloReservedAt + sizeof(std::uint32_t) == kHelloPayloadBytes);
+constexpr std::size_t kHelloSenderIdAt = 28;
+static_assert(kHelloSenderIdAt + sizeof(std::uint32_t) == kHelloPayloadBytes);
 
 // Frame kinds: exactly one per frame. Ack is one too although frame.hpp's summary omits it:
 // its sequence field means "highest delivered", which no other kind could share.
@@ -213,7 +213,7 @@ void encode_hello(const HelloPayload& hello, std::span<std::byte, kHelloPayloadB
   store_le(p + kHelloStreamIdAt, hello.stream_id);
   store_le(p + kHelloTupleBytesAt, hello.tuple_bytes);
   store_le(p + kHelloMaxPayloadAt, hello.max_payload_bytes);
-  store_le(p + kHelloReservedAt, hello.reserved);
+  store_le(p + kHelloSenderIdAt, hello.sender_id);
 }
 
 Result<HelloPayload> decode_hello(std::span<const std::byte> in) {
@@ -228,11 +228,7 @@ Result<HelloPayload> decode_hello(std::span<const std::byte> in) {
   hello.stream_id = load_le<std::uint32_t>(p + kHelloStreamIdAt);
   hello.tuple_bytes = load_le<std::uint32_t>(p + kHelloTupleBytesAt);
   hello.max_payload_bytes = load_le<std::uint32_t>(p + kHelloMaxPayloadAt);
-  hello.reserved = load_le<std::uint32_t>(p + kHelloReservedAt);
-  // A non-zero reserved field means a newer peer that expects us to understand it.
-  if (hello.reserved != 0) {
-    return protocol_error("hello reserved field is " + hex(hello.reserved, 8) + " (expected 0)");
-  }
+  hello.sender_id = load_le<std::uint32_t>(p + kHelloSenderIdAt);
   if (hello.tuple_bytes == 0) {
     return protocol_error("hello tuple size is 0 bytes (expected more than 0)");
   }

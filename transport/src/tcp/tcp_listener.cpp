@@ -167,9 +167,7 @@ class TcpListenerImpl final : public TcpListener {
       if (o.stream_id != h.stream_id) continue;
       const std::string stream = "stream " + std::to_string(h.stream_id) + " '" + o.name + "'";
       std::string problem;
-      if (link->attached()) {
-        problem = stream + " is already connected";
-      } else if (h.cluster_token != o.cluster_token) {
+      if (h.cluster_token != o.cluster_token) {
         // Checked first: a peer of another cluster learns nothing about this one's schemas.
         // The tokens themselves are not printed.
         problem = "cluster token mismatch for " + stream;
@@ -184,6 +182,8 @@ class TcpListenerImpl final : public TcpListener {
         problem = "batch of " + std::to_string(h.max_payload_bytes) + " bytes for " + stream +
                   " exceeds the " + std::to_string(o.max_payload_bytes) +
                   " this receiver has room for";
+      } else if (auto why = link->refuses(h.sender_id); !why.empty()) {
+        problem = stream + " cannot take this connection: " + why;
       }
       if (!problem.empty()) {
         reject(p, problem);
@@ -195,7 +195,7 @@ class TcpListenerImpl final : public TcpListener {
         p.socket.cancel(ignored);
         loop_.poll_now();
       }
-      link->attach(std::move(p.socket), p.peer);
+      link->attach(std::move(p.socket), p.peer, h.sender_id);
       return Outcome::attached;
     }
     std::string known;

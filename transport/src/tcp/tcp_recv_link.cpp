@@ -17,7 +17,9 @@ TcpRecvLink::TcpRecvLink(EventLoop& loop, const LinkOptions& options)
       staging_(static_cast<std::size_t>(options.window) *
                (kFrameHeaderBytes + options.max_payload_bytes)),
       credits_(options.window, std::max<std::uint32_t>(1, std::min(options.credit_batch,
-                                                                  options.window))) {
+                                                                  options.window))),
+      next_sequence_(options.resume_after + 1),
+      acked_(options.resume_after) {
   // The loop keeps this source, and the io_context the wait handlers, after this link is
   // gone: both check `alive` first.
   loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
@@ -31,10 +33,37 @@ TcpRecvLink::~TcpRecvLink() {
   }
 }
 
-void TcpRecvLink::attach(Socket socket, std::string peer) {
+std::string TcpRecvLink::refuses(std::uint32_t sender_id) const {
+  if (state_ == LinkState::failed) return "it failed: " + error_->message;
+  // sender id 0: a sender that never reconnects, so a second connection is a second sender.
+  if (socket_ && (sender_id == 0 || sender_id != sender_id_)) return "it is already connected";
+  return {};
+}
+
+void TcpRecvLink::attach(Socket socket, std::string peer, std::uint32_t sender_id) {
+  if (socket_) {
+    // The same sender again: its old connection is dead, whether or not this end noticed.
+    boost::system::error_code ignored;
+    socket_->close(ignored);
+  }
+  if (ever_attached_) ++stats_.reconnects;
+  ever_attached_ = true;
   socket_.emplace(std::move(socket));
   peer_ = std::move(peer);
-  state_ = LinkState::established;
+  sender_id_ = sender_id;
+  // A fresh connection: nothing of the old one's bytes or credit carries over.
+  begin_ = end_ = 0;
+  peer_closed_ = false;
+  frames_received_ = 0;
+  credits_ = ReceiverCredits(options_.window, std::max<std::uint32_t>(
+                                                  1, std::min(options_.credit_batch,
+                                                              options_.window)));
+  control_out_ = ControlQueue{};
+  if (state_ == LinkState::connecting) state_ = LinkState::established;
+  // Where to resume first, then credit: the sender replays from acked_ + 1.
+  (void)control_out_.push(FrameHeader{.flags = kFlagAck, .stream_id = options_.stream_id,
+                                      .sequence = acked_});
+  ack_sent_ = acked_;
   FrameHeader grant{.flags = kFlagCredit, .stream_id = options_.stream_id,
                     .sequence = credits_.initial_grant()};
   (void)control_out_.push(grant);
@@ -49,7 +78,11 @@ double TcpRecvLink::free_capacity() const {
 }
 
 int TcpRecvLink::poll(FrameSink& sink) {
-  if (!socket_ || state_ == LinkState::failed) return 0;
+  if (state_ == LinkState::failed) return 0;
+  if (!socket_) {
+    check_reconnect_deadline();
+    return 0;
+  }
   int work = 0;
   // Drain: read, deliver, repeat while reads fill data; a few rounds bound one call so other
   // links of the thread get their turn.
@@ -58,16 +91,15 @@ int TcpRecvLink::poll(FrameSink& sink) {
     work += deliver(sink);
     if (got == 0) break;
   }
+  if (!socket_) return work;  // lost while reading
   if (state_ == LinkState::established || state_ == LinkState::finished) {
-    if (auto total = credits_.take_grant(); total != 0) {
-      FrameHeader grant{.flags = kFlagCredit, .stream_id = options_.stream_id, .sequence = total};
-      if (control_out_.push(grant)) ++stats_.credit_frames;
-    }
+    queue_control(credits_.take_grant());
     if (!control_out_.empty()) flush_control();
   }
-  // deliver() has taken every complete frame, so bytes left after the peer closed are a
-  // truncated frame.
-  if (peer_closed_ && state_ == LinkState::established) {
+  // deliver() has taken every complete frame, so bytes left after the peer closed belong to
+  // a frame cut short; the sender still has it and replays it after reconnecting.
+  if (peer_closed_ && state_ == LinkState::established && sender_id_ == 0) {
+    // A sender that never reconnects (sender id 0): the stream ends here, cut short.
     if (begin_ == end_) {
       fail_link(ErrorCategory::closed, 0,
                 "peer closed the connection before the end of the stream (after frame " +
@@ -78,8 +110,74 @@ int TcpRecvLink::poll(FrameSink& sink) {
                     std::to_string(end_ - begin_) + " bytes of a truncated frame after frame " +
                     std::to_string(next_sequence_ - 1) + ")");
     }
+  } else if (peer_closed_ && state_ == LinkState::established) {
+    disconnect("the sender closed the connection after frame " +
+               std::to_string(next_sequence_ - 1) +
+               (begin_ == end_ ? std::string()
+                               : " and " + std::to_string(end_ - begin_) +
+                                     " bytes of the next"));
   }
   return work;
+}
+
+void TcpRecvLink::queue_control(std::uint64_t grant_total) {
+  if (!options_.manual_ack) acked_ = next_sequence_ - 1;
+  // Acknowledgements ride with credit (one write); a manual one, or the end of the stream's,
+  // goes alone.
+  const bool finished_unacked = state_ == LinkState::finished && acked_ > ack_sent_;
+  if (acked_ > ack_sent_ && (grant_total != 0 || options_.manual_ack || finished_unacked)) {
+    if (control_out_.push(FrameHeader{.flags = kFlagAck, .stream_id = options_.stream_id,
+                                      .sequence = acked_})) {
+      ack_sent_ = acked_;
+    }
+  }
+  if (grant_total != 0) {
+    FrameHeader grant{.flags = kFlagCredit, .stream_id = options_.stream_id,
+                      .sequence = grant_total};
+    if (control_out_.push(grant)) ++stats_.credit_frames;
+  }
+}
+
+int TcpRecvLink::keep_alive() {
+  if (state_ == LinkState::failed) return 0;
+  if (!socket_) {
+    check_reconnect_deadline();
+    return 0;
+  }
+  // Paused: deliver nothing, but acknowledgements made meanwhile still go out.
+  queue_control(0);
+  if (!control_out_.empty()) flush_control();
+  return 0;
+}
+
+void TcpRecvLink::acknowledge(std::uint64_t through) {
+  if (!options_.manual_ack) return;
+  acked_ = std::max(acked_, std::min(through, next_sequence_ - 1));
+  // Out at once: the owner acknowledges once per checkpoint, and the last one may come just
+  // before its node exits.
+  if (socket_ && acked_ > ack_sent_) {
+    queue_control(0);
+    flush_control();
+  }
+}
+
+void TcpRecvLink::disconnect(const std::string& why) {
+  if (sender_id_ == 0) return fail_link(ErrorCategory::closed, 0, why);
+  boost::system::error_code ignored;
+  socket_->close(ignored);
+  socket_.reset();
+  begin_ = end_ = 0;
+  state_ = LinkState::connecting;
+  lost_because_ = why;
+  reconnect_deadline_ = std::chrono::steady_clock::now() + options_.reconnect_timeout;
+}
+
+void TcpRecvLink::check_reconnect_deadline() {
+  if (state_ != LinkState::connecting || !ever_attached_) return;
+  if (std::chrono::steady_clock::now() < reconnect_deadline_) return;
+  fail_link(ErrorCategory::closed, 0,
+            lost_because_ + "; it did not reconnect within " +
+                std::to_string(options_.reconnect_timeout.count()) + " ms");
 }
 
 int TcpRecvLink::read_available() {
@@ -103,7 +201,8 @@ int TcpRecvLink::read_available() {
     return 0;
   }
   if (ec) {
-    fail_link(ErrorCategory::closed, ec.value(), "connection lost: " + ec.message());
+    disconnect("connection lost after frame " + std::to_string(next_sequence_ - 1) + ": " +
+               ec.message());
     return 0;
   }
   end_ += n;
@@ -165,11 +264,7 @@ int TcpRecvLink::deliver(FrameSink& sink) {
       ++frames;
     }
     credits_.on_consumed();
-    if (h.flags & kFlagEndOfStream) {
-      state_ = LinkState::finished;
-      (void)control_out_.push(FrameHeader{.flags = kFlagAck, .stream_id = options_.stream_id,
-                                          .sequence = h.sequence});
-    }
+    if (h.flags & kFlagEndOfStream) state_ = LinkState::finished;  // acked by queue_control()
   }
   if (begin_ == end_) begin_ = end_ = 0;
   return frames;
@@ -186,8 +281,9 @@ void TcpRecvLink::flush_control() {
     return;
   }
   if (ec) {
-    if (state_ != LinkState::finished) {
-      fail_link(ErrorCategory::closed, ec.value(), "cannot send credit: " + ec.message());
+    if (state_ == LinkState::established) {
+      disconnect("cannot send credit after frame " + std::to_string(next_sequence_ - 1) + ": " +
+                 ec.message());
     }
     return;
   }
@@ -195,6 +291,7 @@ void TcpRecvLink::flush_control() {
 }
 
 bool TcpRecvLink::arm() {
+  // Waiting for the sender to come back: the node's tick checks the deadline.
   if (!socket_ || state_ == LinkState::failed) return true;
   if (paused_ && state_ == LinkState::established && control_out_.empty()) return true;
   // Finished: only an unsent end-of-stream ack is left to wait for (below).

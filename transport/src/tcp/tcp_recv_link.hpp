@@ -1,6 +1,7 @@
 // The receiving end of a tcp link. Private: made by TcpListener::expect().
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,12 @@
 
 namespace boreal::transport::tcp_medium {
 
+// Upstream backup (docs/design.md, "Faults"): when the connection is lost before the end of
+// the stream, the link waits (state connecting) up to reconnect_timeout for its sender to come
+// back. A new connection starts afresh (staging emptied, credit granted anew) with an ack of
+// the last frame this end keeps, so the sender replays from the next one; frames it had
+// delivered already are counted and dropped.
+//
 // Bytes arrive into one staging buffer of window × (header + max payload) bytes, allocated
 // at set-up. Complete frames are handed to the sink in place; the sender holds at most
 // `window` frames of credit, so everything it may send always fits (no read ever waits for
@@ -25,9 +32,12 @@ class TcpRecvLink final : public RecvLink {
   TcpRecvLink& operator=(const TcpRecvLink&) = delete;
   ~TcpRecvLink() override;
 
-  // Takes over a connection whose hello named this stream, and grants the initial credit.
-  void attach(Socket socket, std::string peer);
-  [[nodiscard]] bool attached() const noexcept { return socket_.has_value(); }
+  // Takes over a connection whose hello named this stream (replacing an earlier one of the
+  // same sender), says where to resume and grants the initial credit.
+  void attach(Socket socket, std::string peer, std::uint32_t sender_id);
+  // Why a hello from `sender_id` cannot attach (empty: it can): the link failed, or another
+  // sender is connected.
+  [[nodiscard]] std::string refuses(std::uint32_t sender_id) const;
 
   int poll(FrameSink& sink) override;
   bool arm() override;
@@ -36,12 +46,19 @@ class TcpRecvLink final : public RecvLink {
   const LinkStats& stats() const override { return stats_; }
   std::uint32_t stream_id() const override { return options_.stream_id; }
   double free_capacity() const override;
+  int keep_alive() override;
+  void acknowledge(std::uint64_t through) override;
+  std::uint64_t delivered() const override { return next_sequence_ - 1; }
   [[nodiscard]] const LinkOptions& options() const noexcept { return options_; }
 
  private:
   int read_available();
   int deliver(FrameSink& sink);
   void flush_control();
+  void queue_control(std::uint64_t now_grant);
+  // The connection broke before the end of the stream: wait for the sender to reconnect.
+  void disconnect(const std::string& why);
+  void check_reconnect_deadline();
   void fail_link(ErrorCategory category, int code, const std::string& what);
   [[nodiscard]] std::string describe() const;
 
@@ -57,7 +74,13 @@ class TcpRecvLink final : public RecvLink {
   ReceiverCredits credits_;
   ControlQueue control_out_;
   std::uint64_t next_sequence_ = 1;
-  std::uint64_t frames_received_ = 0;  // data frames accepted (each spent one credit)
+  std::uint64_t frames_received_ = 0;  // data frames accepted on this connection (each spent one credit)
+  std::uint64_t acked_;                // last frame acknowledged to the sender
+  std::uint64_t ack_sent_ = 0;         // last acknowledgement queued
+  std::uint32_t sender_id_ = 0;
+  bool ever_attached_ = false;
+  std::string lost_because_;           // while waiting for the sender to reconnect
+  std::chrono::steady_clock::time_point reconnect_deadline_{};
   LinkState state_ = LinkState::connecting;
   std::optional<Error> error_;
   LinkStats stats_;

@@ -1,8 +1,15 @@
 // The sending end of a tcp link.
 //
 // Frames are built in place in pooled buffers ([32-byte header][payload]), queued in commit
-// order and written with one gathering send per do_work(). A buffer returns to the pool once
-// its last byte is in the kernel. Credits and acks arrive as 32-byte control frames.
+// order and written with one gathering send per do_work(). Credits and acknowledgements
+// arrive as 32-byte control frames.
+//
+// Upstream backup (docs/design.md, "Faults"): a frame's buffer returns to the pool only when
+// the receiver acknowledges the frame, not when it is written. When an established connection
+// is lost the link reconnects with backoff, says hello again with the same sender id, and the
+// receiver answers with the sequence it has (an ack) before any credit; the link rewinds to
+// the frame after it and replays from there. A data frame spends a credit of the current
+// connection when it is written, so a replay never exceeds the receiver's window.
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -10,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <random>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -20,7 +28,7 @@
 #include <boreal/transport/credit_window.hpp>
 #include <boreal/transport/tcp_medium.hpp>
 
-#include "core/send_path.hpp"
+#include "core/send_path.hpp"  // seal_frame
 #include "tcp/socket_io.hpp"
 
 namespace boreal::transport {
@@ -34,6 +42,18 @@ using asio::ip::tcp;
 constexpr std::size_t kMaxGather = 64;
 // A refused connect is retried this often until the connect timeout.
 constexpr std::chrono::milliseconds kConnectRetry{20};
+// Reconnecting after a lost connection: the first retry after kReconnectFirst, doubling up to
+// kReconnectMost between attempts.
+constexpr std::chrono::milliseconds kReconnectFirst{10};
+constexpr std::chrono::milliseconds kReconnectMost{500};
+
+std::uint32_t pick_sender_id(std::uint32_t configured) {
+  if (configured != 0) return configured;
+  std::random_device entropy;
+  for (;;) {
+    if (const std::uint32_t id = entropy(); id != 0) return id;
+  }
+}
 
 class TcpSendLink final : public SendLink {
  public:
@@ -45,8 +65,10 @@ class TcpSendLink final : public SendLink {
         peers_(std::move(peers)),
         peer_text_(std::move(peer_text)),
         options_(options),
-        pool_(options.window, kFrameHeaderBytes + options.max_payload_bytes),
-        queue_(options.window),
+        sender_id_(pick_sender_id(options.sender_id)),
+        pool_(options.window + options.backup_frames,
+              kFrameHeaderBytes + options.max_payload_bytes),
+        queue_(pool_.capacity()),
         connect_timeout_(connect_timeout),
         connect_deadline_(std::chrono::steady_clock::now() + connect_timeout) {
     // The loop keeps its sources, and the io_context its handlers, after this link is gone:
@@ -70,26 +92,40 @@ class TcpSendLink final : public SendLink {
     int work = 0;
     if (socket_ready_) {
       work += read_control();
-      if (state_ != LinkState::failed) work += write_frames();
+      if (socket_ready_) work += write_frames();
     }
     return work;
   }
 
+  // A claim needs a credit that no queued frame has a claim on yet, and a free buffer (one
+  // not holding an unacknowledged frame).
   SendStatus try_claim(Claim& out) override {
-    return detail::claim_frame(state_, eos_committed_, credits_, pool_, options_.max_payload_bytes,
-                               stats_, out);
+    if (state_ == LinkState::failed || eos_committed_) return SendStatus::closed;
+    if (state_ != LinkState::established) return SendStatus::not_connected;
+    if (credits_.available() <= (tail_ - credited_) + open_claims_) {
+      ++stats_.credit_stalls;
+      return SendStatus::back_pressured;
+    }
+    auto buffer = pool_.acquire();
+    if (!buffer) return SendStatus::back_pressured;
+    ++open_claims_;
+    out.payload = {buffer->data + kFrameHeaderBytes, options_.max_payload_bytes};
+    out.slot = buffer->index;
+    return SendStatus::ok;
   }
 
   void commit(const Claim& claim, std::uint32_t tuple_count, std::uint32_t payload_bytes,
               std::uint16_t flags) override {
     assert((flags & kFlagData) != 0 && (flags & ~(kFlagData | kFlagEndOfStream)) == 0);
-    assert(payload_bytes <= options_.max_payload_bytes && !eos_committed_);
-    const FrameHeader header =
-        detail::seal_frame(pool_.at(claim.slot), options_.stream_id, ++last_sequence_, tuple_count,
-                           payload_bytes, flags, stats_);
-    queue_[queue_tail_ % queue_.size()] = {
+    assert(payload_bytes <= options_.max_payload_bytes && !eos_committed_ && open_claims_ > 0);
+    --open_claims_;
+    // The frame at queue position p has sequence p + 1.
+    const FrameHeader header = detail::seal_frame(pool_.at(claim.slot), options_.stream_id,
+                                                  tail_ + 1, tuple_count, payload_bytes, flags,
+                                                  stats_);
+    queue_[tail_ % queue_.size()] = {
         claim.slot, static_cast<std::uint32_t>(kFrameHeaderBytes + payload_bytes)};
-    ++queue_tail_;
+    ++tail_;
     if (flags & kFlagEndOfStream) {
       eos_committed_ = true;
       eos_sequence_ = header.sequence;
@@ -99,7 +135,8 @@ class TcpSendLink final : public SendLink {
   bool arm() override {
     if (state_ == LinkState::failed || state_ == LinkState::finished) return true;
     if (!socket_ready_) return true;  // the connect handler notifies the loop
-    if (queue_head_ != queue_tail_ && !write_blocked_) return false;
+    const bool can_write = sent_ < tail_ && (sent_ < credited_ || credits_.available() > 0);
+    if (can_write && !write_blocked_) return false;
     if (!read_wait_pending_) {
       read_wait_pending_ = true;
       socket_.async_wait(tcp::socket::wait_read,
@@ -109,7 +146,7 @@ class TcpSendLink final : public SendLink {
                            loop_.notify();
                          });
     }
-    if (write_blocked_ && queue_head_ != queue_tail_ && !write_wait_pending_) {
+    if (write_blocked_ && can_write && !write_wait_pending_) {
       write_wait_pending_ = true;
       socket_.async_wait(tcp::socket::wait_write,
                          [this, alive = alive_](const boost::system::error_code&) {
@@ -143,21 +180,33 @@ class TcpSendLink final : public SendLink {
       if (!*alive) return;
       loop_.notify();
       if (!ec) return on_connected();
-      if (std::chrono::steady_clock::now() >= connect_deadline_) {
+      const auto now = std::chrono::steady_clock::now();
+      const auto deadline = reconnecting_ ? reconnect_deadline_ : connect_deadline_;
+      if (now >= deadline) {
+        if (reconnecting_) return give_up_reconnecting(ec.message());
         return set_failed(ErrorCategory::io, ec.value(),
                           describe() + ": cannot connect within " +
                               std::to_string(connect_timeout_.count()) + " ms: " + ec.message());
       }
       boost::system::error_code ignored;
       socket_.close(ignored);
-      // Retry after kConnectRetry, or at the deadline for one last attempt.
-      const auto now = std::chrono::steady_clock::now();
-      retry_timer_.expires_after(std::min<std::chrono::steady_clock::duration>(
-          kConnectRetry, connect_deadline_ - now));
-      retry_timer_.async_wait([this, alive](const boost::system::error_code& timer_ec) {
-        if (*alive && !timer_ec) start_connect();
-      });
+      retry_after(reconnecting_ ? next_backoff() : kConnectRetry, deadline);
     });
+  }
+
+  // Tries to connect again after `delay`, or at `deadline` for one last attempt.
+  void retry_after(std::chrono::milliseconds delay, std::chrono::steady_clock::time_point deadline) {
+    const auto now = std::chrono::steady_clock::now();
+    retry_timer_.expires_after(std::min<std::chrono::steady_clock::duration>(delay, deadline - now));
+    retry_timer_.async_wait([this, alive = alive_](const boost::system::error_code& timer_ec) {
+      if (*alive && !timer_ec) start_connect();
+    });
+  }
+
+  std::chrono::milliseconds next_backoff() {
+    const auto delay = backoff_;
+    backoff_ = std::min(backoff_ * 2, kReconnectMost);
+    return delay;
   }
 
   void on_connected() {
@@ -170,7 +219,8 @@ class TcpSendLink final : public SendLink {
                          .cluster_token = options_.cluster_token,
                          .stream_id = options_.stream_id,
                          .tuple_bytes = options_.tuple_bytes,
-                         .max_payload_bytes = options_.max_payload_bytes};
+                         .max_payload_bytes = options_.max_payload_bytes,
+                         .sender_id = sender_id_};
     auto body = std::span<std::byte, kHelloPayloadBytes>(hello.data() + kFrameHeaderBytes,
                                                          kHelloPayloadBytes);
     encode_hello(payload, body);
@@ -183,10 +233,10 @@ class TcpSendLink final : public SendLink {
     const auto written = asio::write(socket_, asio::buffer(hello), ec);
     ++stats_.write_calls;
     if (ec || written != hello.size()) {
-      return set_failed(ErrorCategory::io, ec.value(),
-                        describe() + ": cannot send hello: " + ec.message());
+      return connection_lost(ec, "cannot send hello: " + ec.message());
     }
     socket_ready_ = true;
+    awaiting_resume_ = true;
   }
 
   int read_control() {
@@ -202,15 +252,9 @@ class TcpSendLink final : public SendLink {
       }
       if (ec) {
         if (state_ == LinkState::finished) return work;
-        if (state_ == LinkState::connecting) {
-          // The listener closes a connection whose hello it refuses; its rejected() says why.
-          set_failed(ErrorCategory::closed, ec.value(),
-                     describe() + ": the receiver closed the connection during the handshake "
-                                  "(hello refused?): " + ec.message());
-        } else {
-          set_failed(ErrorCategory::closed, ec.value(),
-                     describe() + ": connection lost: " + ec.message());
-        }
+        connection_lost(ec, awaiting_resume_ ? "the receiver closed the connection during the "
+                                               "handshake (hello refused?): " + ec.message()
+                                             : "connection lost: " + ec.message());
         return work;
       }
       control_end_ += n;
@@ -237,28 +281,84 @@ class TcpSendLink final : public SendLink {
       return false;
     }
     const auto& h = header.value();
+    if (h.flags & kFlagAck) {
+      return awaiting_resume_ ? resume_after(h.sequence) : on_ack(h.sequence);
+    }
     if (h.flags & kFlagCredit) {
+      if (awaiting_resume_) {
+        return protocol_failure("credit before the receiver said where to resume");
+      }
       ++stats_.credit_frames;
       credits_.on_grant(h.sequence);
-      if (state_ == LinkState::connecting) state_ = LinkState::established;
-    } else if (h.flags & kFlagAck) {
-      if (eos_committed_ && h.sequence == eos_sequence_) state_ = LinkState::finished;
-    } else if (!(h.flags & kFlagHeartbeat)) {
-      set_failed(ErrorCategory::protocol, 0,
-                 describe() + ": unexpected frame with flags 0x" + hex(h.flags) +
-                     " from the receiver");
-      return false;
+      if (state_ == LinkState::connecting) {
+        state_ = LinkState::established;
+        was_established_ = true;
+      }
+      return true;
+    }
+    if (!(h.flags & kFlagHeartbeat)) {
+      return protocol_failure("unexpected frame with flags 0x" + hex(h.flags) +
+                              " from the receiver");
     }
     return true;
   }
 
+  // The receiver has every frame up to `sequence`: release those, rewind to the next one and
+  // send (again) from there, with the credit this connection grants.
+  bool resume_after(std::uint64_t sequence) {
+    if (sequence < acked_) {
+      return protocol_failure("the receiver resumes after frame " + std::to_string(sequence) +
+                              ", but it had acknowledged frames up to " + std::to_string(acked_) +
+                              " and they are gone (did the receiving node restart without its "
+                              "checkpoint?)");
+    }
+    if (sequence > highest_written_) {
+      return protocol_failure("the receiver has frames up to " + std::to_string(sequence) +
+                              " but this sender sent only " + std::to_string(highest_written_) +
+                              " (did the sending node restart? a restarted sender cannot resume "
+                              "its stream)");
+    }
+    release_through(sequence);
+    sent_ = credited_ = acked_;
+    head_written_ = 0;
+    awaiting_resume_ = false;
+    if (reconnecting_) {
+      reconnecting_ = false;
+      ++stats_.reconnects;
+    }
+    return finish_if_acknowledged();
+  }
+
+  bool on_ack(std::uint64_t sequence) {
+    if (sequence > sent_) {
+      return protocol_failure("acknowledgement of frame " + std::to_string(sequence) +
+                              ", which was not sent yet (sent " + std::to_string(sent_) + ")");
+    }
+    release_through(sequence);
+    return finish_if_acknowledged();
+  }
+
+  void release_through(std::uint64_t sequence) {
+    for (; acked_ < sequence; ++acked_) {
+      pool_.release(pool_.at(queue_[acked_ % queue_.size()].slot));
+    }
+  }
+
+  bool finish_if_acknowledged() {
+    if (eos_committed_ && acked_ >= eos_sequence_) state_ = LinkState::finished;
+    return true;
+  }
+
   int write_frames() {
+    // Frames spend this connection's credit as they go out (a replay needs it as much as a
+    // first send).
+    while (credited_ < tail_ && credits_.try_consume()) ++credited_;
     // write_blocked_ only tells arm() to wait for writability: a busy-polling caller never
     // arms, so the send is always attempted (a refused one costs one would_block syscall).
-    if (queue_head_ == queue_tail_) return 0;
+    if (sent_ == credited_) return 0;
     std::array<asio::const_buffer, kMaxGather> gather;
     std::size_t count = 0;
-    for (auto i = queue_head_; i != queue_tail_ && count < kMaxGather; ++i, ++count) {
+    for (auto i = sent_; i != credited_ && count < kMaxGather; ++i, ++count) {
       const auto& q = queue_[i % queue_.size()];
       const auto skip = count == 0 ? head_written_ : 0;
       gather[count] = asio::buffer(pool_.at(q.slot).data + skip, q.bytes - skip);
@@ -272,13 +372,13 @@ class TcpSendLink final : public SendLink {
       return 0;
     }
     if (ec) {
-      set_failed(ErrorCategory::closed, ec.value(), describe() + ": send failed: " + ec.message());
+      connection_lost(ec, "send failed: " + ec.message());
       return 0;
     }
     write_blocked_ = false;
     int frames_done = 0;
     while (n > 0) {
-      const auto& q = queue_[queue_head_ % queue_.size()];
+      const auto& q = queue_[sent_ % queue_.size()];
       const auto left = q.bytes - head_written_;
       if (n < left) {
         head_written_ += static_cast<std::uint32_t>(n);
@@ -286,11 +386,54 @@ class TcpSendLink final : public SendLink {
       }
       n -= left;
       head_written_ = 0;
-      pool_.release(pool_.at(q.slot));
-      ++queue_head_;
+      ++sent_;
+      if (sent_ <= highest_written_) {
+        ++stats_.frames_replayed;
+      } else {
+        highest_written_ = sent_;
+      }
       ++frames_done;
     }
     return frames_done > 0 ? frames_done : 1;
+  }
+
+  // The connection broke. Before the link was ever established (the hello refused, the
+  // receiver not there) the link fails; after, it reconnects and resumes, failing only when
+  // no connection is back within the reconnect timeout.
+  void connection_lost(const boost::system::error_code& ec, const std::string& what) {
+    if (!was_established_ && state_ == LinkState::connecting) {
+      return set_failed(ErrorCategory::closed, ec.value(), describe() + ": " + what);
+    }
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    socket_ready_ = false;
+    write_blocked_ = false;
+    control_end_ = 0;
+    credits_ = SenderCredits{};
+    state_ = LinkState::connecting;
+    const auto now = std::chrono::steady_clock::now();
+    if (!reconnecting_) {
+      reconnecting_ = true;
+      lost_because_ = what;
+      backoff_ = kReconnectFirst;
+      reconnect_deadline_ = now + options_.reconnect_timeout;
+    } else if (now >= reconnect_deadline_) {
+      return give_up_reconnecting(what);
+    }
+    retry_after(next_backoff(), reconnect_deadline_);
+  }
+
+  void give_up_reconnecting(const std::string& last_attempt) {
+    set_failed(ErrorCategory::closed, 0,
+               describe() + ": " + lost_because_ + "; no connection within " +
+                   std::to_string(options_.reconnect_timeout.count()) +
+                   " ms after that (last attempt: " + last_attempt + "); " +
+                   std::to_string(tail_ - acked_) + " frames were not acknowledged");
+  }
+
+  bool protocol_failure(const std::string& what) {
+    set_failed(ErrorCategory::protocol, 0, describe() + ": " + what);
+    return false;
   }
 
   void set_failed(ErrorCategory category, int code, std::string message) {
@@ -299,6 +442,7 @@ class TcpSendLink final : public SendLink {
     error_ = Error{category, code, std::move(message)};
     boost::system::error_code ignored;
     socket_.close(ignored);
+    retry_timer_.cancel();
     socket_ready_ = false;
   }
 
@@ -319,19 +463,35 @@ class TcpSendLink final : public SendLink {
   std::vector<tcp::endpoint> peers_;
   std::string peer_text_;
   LinkOptions options_;
+  std::uint32_t sender_id_;
   BufferPool pool_;
-  std::vector<Queued> queue_;  // ring of committed frames, sized once (= pool size)
-  std::uint64_t queue_head_ = 0;
-  std::uint64_t queue_tail_ = 0;
-  std::uint32_t head_written_ = 0;  // bytes of the head frame already sent
+  // Committed frames in order, a ring sized once (= pool size). Positions count frames since
+  // the start: the frame at position p has sequence p + 1, and
+  //   [acked_, sent_)     went out on some connection, not acknowledged yet;
+  //   [sent_, credited_)  spent a credit of this connection, not (completely) written yet;
+  //   [credited_, tail_)  waiting for credit.
+  std::vector<Queued> queue_;
+  std::uint64_t acked_ = 0;
+  std::uint64_t sent_ = 0;
+  std::uint64_t credited_ = 0;
+  std::uint64_t tail_ = 0;
+  std::uint64_t highest_written_ = 0;  // frames below it are replays when written again
+  std::uint32_t head_written_ = 0;     // bytes of frame sent_ already written
+  std::uint32_t open_claims_ = 0;      // claimed, not committed
   std::array<std::byte, 16 * kFrameHeaderBytes> control_in_{};
   std::size_t control_end_ = 0;
-  SenderCredits credits_;
-  std::uint64_t last_sequence_ = 0;
+  SenderCredits credits_;  // of the current connection
   std::uint64_t eos_sequence_ = 0;
   bool eos_committed_ = false;
   std::chrono::milliseconds connect_timeout_;
   std::chrono::steady_clock::time_point connect_deadline_;
+  // Reconnecting: since the first loss, until the receiver said where to resume.
+  bool reconnecting_ = false;
+  std::string lost_because_;
+  std::chrono::milliseconds backoff_ = kReconnectFirst;
+  std::chrono::steady_clock::time_point reconnect_deadline_{};
+  bool awaiting_resume_ = false;  // hello sent; the receiver's ack comes next
+  bool was_established_ = false;
   LinkState state_ = LinkState::connecting;
   std::optional<Error> error_;
   LinkStats stats_;

@@ -61,7 +61,9 @@ struct HelloPayload {
   std::uint32_t stream_id = 0;
   std::uint32_t tuple_bytes = 0;
   std::uint32_t max_payload_bytes = 0;
-  std::uint32_t reserved = 0;
+  // Identifies the sending end across its reconnects (0: a sender that never reconnects), so
+  // the receiver tells a reconnect of its sender from a second sender of the same stream.
+  std::uint32_t sender_id = 0;
 };
 inline constexpr std::size_t kHelloPayloadBytes = 32;
 

@@ -36,7 +36,9 @@ struct LinkStats {
   std::uint64_t payload_bytes = 0;
   std::uint64_t credit_frames = 0;    // credit messages sent (receiver) or received (sender)
   std::uint64_t credit_stalls = 0;    // try_claim refused for lack of credit
-  std::uint64_t duplicates_dropped = 0;
+  std::uint64_t duplicates_dropped = 0;  // receiver: replayed frames it had already delivered
+  std::uint64_t frames_replayed = 0;     // sender: frames sent again after a reconnect
+  std::uint64_t reconnects = 0;          // connections re-established after one was lost
   std::uint64_t read_calls = 0;       // read/recv syscalls (or CQ reads)
   std::uint64_t write_calls = 0;      // write/send syscalls (or posts)
   std::uint64_t would_block = 0;      // syscalls that found nothing to do
@@ -115,6 +117,15 @@ class RecvLink {
   virtual int keep_alive() { return 0; }
   [[nodiscard]] bool paused() const noexcept { return paused_; }
 
+  // Upstream backup (docs/design.md, "Faults"): the sender keeps every frame until this end
+  // acknowledges it, and replays the rest after a reconnect. With LinkOptions::manual_ack
+  // the owner acknowledges (after making the frames' effects durable); otherwise a frame is
+  // acknowledged once poll() delivered it. Sequences are cumulative: acknowledging N covers
+  // every frame up to N. Media without backup ignore it.
+  virtual void acknowledge(std::uint64_t /*through*/) {}
+  // The sequence of the last frame delivered (0 before the first).
+  [[nodiscard]] virtual std::uint64_t delivered() const { return 0; }
+
  protected:
   bool paused_ = false;
 };
@@ -134,6 +145,19 @@ struct LinkOptions {
   // and fails ("peer silent for ... ms") after `peer_timeout` without hearing anything.
   std::chrono::milliseconds heartbeat{1000};
   std::chrono::milliseconds peer_timeout{5000};
+  // Upstream backup (tcp). Sender: after losing an established connection it reconnects with
+  // backoff and replays what was not acknowledged; it fails when no connection is back within
+  // `reconnect_timeout` (the receiver waits as long for it to come back). `backup_frames`:
+  // frames it may hold beyond the window, for a receiver that acknowledges later than it
+  // returns credit (manual_ack). `sender_id` tells the receiver that a new connection comes
+  // from the same sender (0: the link picks one).
+  std::chrono::milliseconds reconnect_timeout{10000};
+  std::uint32_t backup_frames = 0;
+  std::uint32_t sender_id = 0;
+  // Receiver: frames up to `resume_after` were delivered by an earlier run of this node (from
+  // its checkpoint); the sender resumes after it. manual_ack: see RecvLink::acknowledge().
+  std::uint64_t resume_after = 0;
+  bool manual_ack = false;
 };
 
 }  // namespace boreal::transport

@@ -1,0 +1,347 @@
+// Upstream backup on the tcp medium: a sender keeps every frame until the receiver
+// acknowledges it; when the connection breaks it reconnects and replays, and the receiver
+// drops what it had already. Connections are broken by a relay between the two ends
+// (CuttingRelay), which resets both of its sockets on demand (SO_LINGER 0, so the peers see a
+// reset, not an orderly close), or refuses to relay any more.
+#include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/tcp_medium.hpp>
+
+#include <array>
+#include <atomic>
+#include <future>
+#include <list>
+#include <memory>
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <gtest/gtest.h>
+
+#include "transport/tcp_test_support.hpp"
+
+namespace boreal::transport {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using testing::CheckingSink;
+using testing::Clock;
+using testing::CountingSource;
+using testing::pump_until;
+
+constexpr std::uint32_t kTupleBytes = 16;
+
+LinkOptions options(std::uint32_t id = 1) {
+  LinkOptions o;
+  o.stream_id = id;
+  o.tuple_bytes = kTupleBytes;
+  o.schema_hash = 0xFEED;
+  o.cluster_token = 77;
+  o.max_payload_bytes = 8 * kTupleBytes;
+  o.window = 16;
+  o.credit_batch = 4;
+  o.name = "s" + std::to_string(id);
+  return o;
+}
+
+// Relays connections from its port to `target_port`, on its own thread. cut() resets every
+// relayed connection; refuse() also stops accepting new ones.
+class CuttingRelay {
+ public:
+  explicit CuttingRelay(std::uint16_t target_port)
+      : acceptor_(context_, {asio::ip::make_address("127.0.0.1"), 0}), target_port_(target_port) {
+    accept();
+    thread_ = std::thread([this] { context_.run(); });
+  }
+  CuttingRelay(const CuttingRelay&) = delete;
+  CuttingRelay& operator=(const CuttingRelay&) = delete;
+  ~CuttingRelay() {
+    context_.stop();
+    thread_.join();
+  }
+
+  [[nodiscard]] std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  [[nodiscard]] int accepted() const { return accepted_.load(); }
+
+  void cut() { run_here([this] { reset_all(); }); }
+  void refuse() {
+    run_here([this] {
+      boost::system::error_code ignored;
+      acceptor_.close(ignored);
+      reset_all();
+    });
+  }
+
+ private:
+  struct Pair {
+    explicit Pair(asio::io_context& context) : front(context), back(context) {}
+    tcp::socket front;  // from the sender
+    tcp::socket back;   // to the receiver
+    std::array<char, 65536> to_back{};
+    std::array<char, 65536> to_front{};
+  };
+
+  template <typename F>
+  void run_here(F f) {
+    std::promise<void> done;
+    asio::post(context_, [&] {
+      f();
+      done.set_value();
+    });
+    done.get_future().wait();
+  }
+
+  void accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+      if (ec) return;
+      auto pair = std::make_shared<Pair>(context_);
+      pair->front = std::move(socket);
+      boost::system::error_code connect_ec;
+      pair->back.connect({asio::ip::make_address("127.0.0.1"), target_port_}, connect_ec);
+      if (!connect_ec) {
+        ++accepted_;
+        pairs_.push_back(pair);
+        relay(pair, pair->front, pair->back, pair->to_back);
+        relay(pair, pair->back, pair->front, pair->to_front);
+      }
+      accept();
+    });
+  }
+
+  void relay(const std::shared_ptr<Pair>& pair, tcp::socket& from, tcp::socket& to,
+             std::array<char, 65536>& buffer) {
+    from.async_read_some(asio::buffer(buffer), [this, pair, &from, &to, &buffer](
+                                                   const boost::system::error_code& ec,
+                                                   std::size_t n) {
+      if (ec) return reset(*pair);
+      asio::async_write(to, asio::buffer(buffer.data(), n),
+                        [this, pair, &from, &to, &buffer](const boost::system::error_code& wec,
+                                                          std::size_t) {
+                          if (wec) return reset(*pair);
+                          relay(pair, from, to, buffer);
+                        });
+    });
+  }
+
+  static void reset(Pair& pair) {
+    for (tcp::socket* s : {&pair.front, &pair.back}) {
+      boost::system::error_code ignored;
+      s->set_option(asio::socket_base::linger(true, 0), ignored);
+      s->close(ignored);
+    }
+  }
+  void reset_all() {
+    for (auto& pair : pairs_) reset(*pair);
+    pairs_.clear();
+  }
+
+  asio::io_context context_;
+  tcp::acceptor acceptor_;
+  std::uint16_t target_port_;
+  std::list<std::shared_ptr<Pair>> pairs_;
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+};
+
+TEST(TcpResume, ConnectionResetsMidStreamLoseAndRepeatNothing) {
+  constexpr std::uint64_t kFrames = 6'000;
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, {"127.0.0.1", 0})).value();
+  RecvLink& recv = listener->expect(options());
+  CuttingRelay relay(listener->port());
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", relay.port()}, options())).value();
+  CountingSource source(*send, kFrames, kTupleBytes, 8, 7);
+  CheckingSink sink(kTupleBytes);
+  auto step = [&] {
+    source.offer();
+    loop.do_work(Clock::now());
+    listener->do_work();
+    send->do_work();
+    recv.poll(sink);
+  };
+
+  for (const std::uint64_t cut_at : {kFrames / 4, kFrames / 2, 3 * kFrames / 4}) {
+    ASSERT_TRUE(pump_until(step, [&] { return sink.frames >= cut_at; }));
+    relay.cut();
+  }
+  ASSERT_TRUE(pump_until(step, [&] {
+    return send->state() == LinkState::finished && recv.state() == LinkState::finished;
+  })) << (send->error() ? send->error()->message : "") << " / "
+      << (recv.error() ? recv.error()->message : "");
+
+  EXPECT_EQ(sink.frames, kFrames);
+  EXPECT_EQ(sink.tuples, source.tuples_sent);
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+  EXPECT_EQ(sink.end_of_stream, 1u);
+  EXPECT_EQ(sink.crc, source.crc);
+  EXPECT_EQ(relay.accepted(), 4);
+  EXPECT_EQ(send->stats().reconnects, 3u);
+  EXPECT_EQ(recv.stats().reconnects, 3u);
+  EXPECT_EQ(recv.delivered(), kFrames);
+  // Every replayed frame the receiver already had is dropped, never delivered twice.
+  EXPECT_LE(recv.stats().duplicates_dropped, send->stats().frames_replayed);
+  EXPECT_EQ(recv.stats().frames, kFrames);
+}
+
+TEST(TcpResume, BothEndsFailNamingTheTimeoutWhenNoConnectionComesBack) {
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, {"127.0.0.1", 0})).value();
+  auto o = options();
+  o.reconnect_timeout = std::chrono::milliseconds(300);
+  RecvLink& recv = listener->expect(o);
+  CuttingRelay relay(listener->port());
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", relay.port()}, o)).value();
+  CountingSource source(*send, 1'000'000, kTupleBytes, 8, 7);
+  CheckingSink sink(kTupleBytes);
+  auto step = [&] {
+    source.offer();
+    loop.do_work(Clock::now());
+    listener->do_work();
+    send->do_work();
+    recv.poll(sink);
+  };
+  ASSERT_TRUE(pump_until(step, [&] { return sink.frames >= 100; }));
+  relay.refuse();
+  ASSERT_TRUE(pump_until(step, [&] {
+    return send->state() == LinkState::failed && recv.state() == LinkState::failed;
+  }));
+  const std::string sender_error = send->error()->message;
+  EXPECT_NE(sender_error.find("link 's1' (stream 1) to 127.0.0.1:"), std::string::npos)
+      << sender_error;
+  EXPECT_NE(sender_error.find("; no connection within 300 ms after that (last attempt: "),
+            std::string::npos)
+      << sender_error;
+  EXPECT_NE(sender_error.find(" frames were not acknowledged"), std::string::npos) << sender_error;
+  const std::string receiver_error = recv.error()->message;
+  EXPECT_NE(receiver_error.find("connection lost after frame "), std::string::npos)
+      << receiver_error;
+  EXPECT_NE(receiver_error.find("; it did not reconnect within 300 ms"), std::string::npos)
+      << receiver_error;
+  // What arrived before the cut arrived whole and in order.
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+}
+
+TEST(TcpResume, ASecondSenderOfAConnectedStreamIsRefused) {
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, {"127.0.0.1", 0})).value();
+  RecvLink& recv = listener->expect(options());
+  auto first = std::move(make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, options()))
+                   .value();
+  auto second = std::move(make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, options()))
+                    .value();
+  CheckingSink sink(kTupleBytes);
+  ASSERT_TRUE(pump_until(
+      [&] {
+        loop.do_work(Clock::now());
+        listener->do_work();
+        first->do_work();
+        second->do_work();
+        recv.poll(sink);
+      },
+      [&] { return !listener->rejected().empty() && second->state() == LinkState::failed; }));
+  EXPECT_EQ(first->state(), LinkState::established);
+  ASSERT_EQ(listener->rejected().size(), 1u);
+  const std::string why = listener->rejected()[0].message;
+  EXPECT_NE(why.find("refused: stream 1 's1' cannot take this connection: it is already connected"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(second->error()->message.find("closed the connection during the handshake"),
+            std::string::npos)
+      << second->error()->message;
+}
+
+// A receiving node that acknowledges by hand (after a checkpoint) is replaced by a new one
+// that resumes after the last acknowledged frame: the sender replays from there.
+TEST(TcpResume, ARestartedReceiverResumesAfterItsLastAcknowledgement) {
+  constexpr std::uint64_t kFrames = 3'000;
+  constexpr std::uint64_t kAcked = 1'000;
+  auto o = options();
+  o.manual_ack = true;
+  o.backup_frames = 64;
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, {"127.0.0.1", 0})).value();
+  const std::uint16_t port = listener->port();
+  RecvLink* recv = &listener->expect(o);
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", port}, o)).value();
+  CountingSource source(*send, kFrames, kTupleBytes, 8, 11);
+  CheckingSink before(kTupleBytes);
+  before.mark_frame = kAcked;
+  auto step = [&](CheckingSink& sink) {
+    source.offer();
+    loop.do_work(Clock::now());
+    listener->do_work();
+    send->do_work();
+    recv->poll(sink);
+  };
+  // The node acknowledges as it goes, up to frame kAcked (its last checkpoint).
+  ASSERT_TRUE(pump_until(
+      [&] {
+        step(before);
+        recv->acknowledge(std::min(recv->delivered(), kAcked));
+      },
+      [&] { return before.frames >= kAcked; }));
+  recv->acknowledge(kAcked);
+  // Deliver more without acknowledging: these are lost with the receiver and replayed.
+  const std::uint64_t seen = before.frames;
+  ASSERT_TRUE(pump_until([&] { step(before); }, [&] { return before.frames >= seen + 40; }));
+  EXPECT_LE(source.frames_sent - kAcked, o.window + o.backup_frames);
+
+  // The receiving node dies and a new one starts on the same port from its checkpoint.
+  listener.reset();
+  auto resumed = o;
+  resumed.resume_after = kAcked;
+  listener = std::move(TcpListener::open(loop, {"127.0.0.1", port})).value();
+  recv = &listener->expect(resumed);
+  // The new receiver's sink continues the old one's numbering at frame kAcked + 1.
+  CheckingSink after(kTupleBytes);
+  after.frames = kAcked;
+  after.tuples = before.tuples_at_mark;
+  ASSERT_TRUE(pump_until([&] { step(after); }, [&] {
+    recv->acknowledge(recv->delivered());
+    return send->state() == LinkState::finished;
+  })) << (send->error() ? send->error()->message : "");
+  EXPECT_EQ(after.frames, kFrames);
+  EXPECT_EQ(after.tuples, source.tuples_sent);
+  EXPECT_EQ(after.bad_sequence_at, 0u);
+  EXPECT_EQ(after.bad_tuples, 0u);
+  EXPECT_EQ(after.end_of_stream, 1u);
+  EXPECT_EQ(recv->stats().duplicates_dropped, 0u);
+  EXPECT_GE(send->stats().frames_replayed, 40u);
+  EXPECT_EQ(send->stats().reconnects, 1u);
+}
+
+TEST(TcpResume, ARestartedReceiverWithoutItsCheckpointIsNamedAsSuch) {
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, {"127.0.0.1", 0})).value();
+  const std::uint16_t port = listener->port();
+  RecvLink* recv = &listener->expect(options());
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", port}, options())).value();
+  CountingSource source(*send, 1'000'000, kTupleBytes, 8, 3);
+  CheckingSink sink(kTupleBytes);
+  auto step = [&] {
+    source.offer();
+    loop.do_work(Clock::now());
+    listener->do_work();
+    send->do_work();
+    recv->poll(sink);
+  };
+  ASSERT_TRUE(pump_until(step, [&] { return sink.frames >= 200; }));
+  listener.reset();
+  listener = std::move(TcpListener::open(loop, {"127.0.0.1", port})).value();
+  recv = &listener->expect(options());  // no resume_after: it starts from frame 1
+  ASSERT_TRUE(pump_until(step, [&] { return send->state() == LinkState::failed; }));
+  const std::string why = send->error()->message;
+  EXPECT_NE(why.find("the receiver resumes after frame 0, but it had acknowledged frames up to "),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("did the receiving node restart without its checkpoint?"), std::string::npos)
+      << why;
+}
+
+}  // namespace
+}  // namespace boreal::transport
