@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <ostream>
 #include <string_view>
 
@@ -31,6 +32,27 @@ Result<std::unique_ptr<CsvWriter>> CsvWriter::make(const CsvWriterParams& params
     return fail("the delimiter cannot be a quote or a line break", "params.delimiter");
   }
   std::unique_ptr<CsvWriter> writer(new CsvWriter(params, schema));
+  if (params.resume_at) {
+    if (writer->out_ != nullptr) return fail("resume_at needs a file, not a stream", "params.resume_at");
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(params.path, ec);
+    if (ec || size < *params.resume_at) {
+      return fail("cannot continue " + in_quotes(params.path) + " after byte " +
+                      std::to_string(*params.resume_at) + ": " +
+                      (ec ? ec.message() : "it holds only " + std::to_string(size) + " bytes"),
+                  "params.resume_at");
+    }
+    std::filesystem::resize_file(params.path, *params.resume_at, ec);
+    if (!ec) writer->file_.open(params.path, std::ios::binary | std::ios::app);
+    if (ec || !writer->file_) {
+      return fail("cannot continue " + in_quotes(params.path) + ": " +
+                      (ec ? ec.message() : std::string(std::strerror(errno))),
+                  "params.resume_at");
+    }
+    writer->out_ = &writer->file_;
+    writer->bytes_written_ = *params.resume_at;
+    return writer;
+  }
   if (writer->out_ == nullptr) {
     writer->file_.open(params.path, std::ios::binary | std::ios::trunc);
     if (!writer->file_) {
@@ -56,6 +78,7 @@ void CsvWriter::write(const std::string& text) {
   if (failed_) return;
   out_->write(text.data(), static_cast<std::streamsize>(text.size()));
   if (!*out_) failed_ = Error{"writing " + in_quotes(name_) + " failed", {}};
+  bytes_written_ += text.size();
 }
 
 void CsvWriter::consume(const BatchView& batch) {
@@ -118,6 +141,12 @@ void CsvWriter::end() {
   if (failed_) return;
   out_->flush();
   if (!*out_) failed_ = Error{"writing " + in_quotes(name_) + " failed", {}};
+}
+
+Result<std::uint64_t> CsvWriter::checkpoint() {
+  end();
+  if (failed_) return boost::outcome_v2::failure(*failed_);
+  return bytes_written_;
 }
 
 Result<void> CsvWriter::status() const {

@@ -520,6 +520,43 @@ TEST(CsvWriter, WritesHeaderRowsAndQuotesWhenNeeded) {
   EXPECT_EQ(out.str(), "id,x,ok,s\n-1,0.1,true,plain\n2,1e+300,false,\"a,\"\"b\"\"\"\n");
 }
 
+// A run that checkpointed its CSV at some byte and died continues the file from there: what
+// it wrote after the checkpoint is dropped, and the rows after it follow without a header.
+TEST(CsvWriter, ResumesAFileAtACheckpointedPosition) {
+  const Schema schema = Schema::parse("id:i64").value();
+  auto id = FieldRef<std::int64_t>::bind(schema, "id").value();
+  auto rows = [&](std::int64_t from, std::int64_t to) {
+    OwnedBatch batch(schema, 8);
+    for (std::int64_t i = from; i < to; ++i) id.set(batch.append(), i);
+    return batch;
+  };
+  const std::string path = ::testing::TempDir() + "resume_" + std::to_string(::getpid()) + ".csv";
+  std::uint64_t at = 0;
+  {
+    auto writer = CsvWriter::make({.path = path}, schema).value();
+    writer->consume(rows(0, 3));
+    at = writer->checkpoint().value();
+    EXPECT_EQ(at, 9u);  // "id\n0\n1\n2\n"
+    writer->consume(rows(3, 5));  // lost with the run
+    writer->end();
+  }
+  {
+    auto writer = CsvWriter::make({.path = path, .resume_at = at}, schema).value();
+    writer->consume(rows(3, 6));
+    EXPECT_EQ(writer->checkpoint().value(), 15u);
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "id\n0\n1\n2\n3\n4\n5\n");
+
+  const auto beyond = CsvWriter::make({.path = path, .resume_at = 99}, schema);
+  ASSERT_FALSE(beyond.has_value());
+  EXPECT_EQ(beyond.error().message,
+            "cannot continue '" + path + "' after byte 99: it holds only 15 bytes");
+  std::remove(path.c_str());
+}
+
 TEST(CsvRoundTrip, ReaderReadsBackTheWrittenBytes) {
   const Schema schema = Schema::parse(kCsvSchema).value();
   OwnedBatch batch(schema, 64);

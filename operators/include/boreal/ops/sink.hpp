@@ -64,6 +64,10 @@ struct CsvWriterParams {
   std::ostream* stream = nullptr;
   bool header = true;  // a first line with the field names
   char delimiter = ',';
+  // Continue the file of an earlier run instead of creating it: keep its first `resume_at`
+  // bytes (a position checkpoint() returned then), drop whatever follows, append after them
+  // (no header). Not with `stream`.
+  std::optional<std::uint64_t> resume_at{};
 };
 
 // Writes rows as CSV that CsvReader reads back to the same bytes: integers and timestamps
@@ -84,6 +88,8 @@ class CsvWriter final : public BatchConsumer {
   // The first write failure, if any (the writer stops writing after it).
   [[nodiscard]] Result<void> status() const;
   [[nodiscard]] std::uint64_t rows_written() const noexcept { return rows_; }
+  // Flushes, and returns the bytes the file holds so far (for CsvWriterParams::resume_at).
+  [[nodiscard]] Result<std::uint64_t> checkpoint();
 
  private:
   CsvWriter(const CsvWriterParams& params, const Schema& schema);
@@ -96,6 +102,7 @@ class CsvWriter final : public BatchConsumer {
   char delimiter_;
   std::string line_;  // reused formatting buffer
   std::uint64_t rows_ = 0;
+  std::uint64_t bytes_written_ = 0;
   std::optional<Error> failed_;
 };
 
