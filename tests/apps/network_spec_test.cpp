@@ -336,6 +336,31 @@ TEST(NetworkSpecErrors, DuplicateAddress) {
                    "by node 'a'"});
 }
 
+// A checkpoint (docs/faults.md) holds input positions and sink files only: a node keeping one
+// runs stateless boxes on one thread, and no stream leaves it.
+TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
+  auto spec = parse_network(base_with({{8, "    address: tcp://127.0.0.1:7102\n"
+                                           "    checkpoint: /tmp/b.checkpoint"}}),
+                            "t.yaml");
+  ASSERT_TRUE(spec) << spec.error().messages.at(0);
+  EXPECT_EQ(spec.value().find_node("b")->checkpoint, "/tmp/b.checkpoint");
+  EXPECT_EQ(spec.value().find_node("a")->checkpoint, "");
+}
+
+TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyStatelessBoxesOnOneThreadAndSendsNothing) {
+  EXPECT_EQ(errors_of(base_with({{6, "    address: tcp://127.0.0.1:7101\n"
+                                     "    threads: 2\n"
+                                     "    checkpoint: a.checkpoint"}})),
+            (Errors{"t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but it has 2 "
+                    "threads (a checkpoint needs threads: 1)",
+                    "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but box 'gen' "
+                    "(source) has state it cannot hold yet; a checkpointing node runs only "
+                    "filter, map, union, split and sink boxes",
+                    "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but stream "
+                    "'s' leaves it for another node; only a node whose streams end in its own "
+                    "sinks can checkpoint"}));
+}
+
 TEST(NetworkSpecErrors, DuplicateBoxName) {
   EXPECT_EQ(errors_of(base_with({{15, "  - name: gen"}})),
             Errors{"t.yaml:15:11: boxes[1].name: duplicate box name 'gen' (first at line 10)"});

@@ -97,6 +97,14 @@ transport::LinkOptions link_options(const NetworkSpec& spec, const StreamSpec& s
   options.window = stream.transport.window;
   options.credit_batch = std::max<std::uint32_t>(1, stream.transport.window / 4);
   options.name = stream.name;
+  // A checkpointing receiver acknowledges a frame only once a checkpoint holds it, up to a
+  // checkpoint interval later than it returns the credit: the sender keeps that much more.
+  for (const std::string& node : stream.consumer_nodes) {
+    const NodeSpec* consumer = spec.find_node(node);
+    if (node != stream.producer_node && consumer != nullptr && !consumer->checkpoint.empty()) {
+      options.backup_frames = kCheckpointBackupWindows * options.window;
+    }
+  }
   return options;
 }
 

@@ -50,6 +50,10 @@ struct Medium {
 [[nodiscard]] const Medium* find_medium(std::string_view name) noexcept;
 
 // How a stream's link is set up: its id, tuple size, schema hash, window, frame size.
+// Windows of frames a sender keeps beyond its window for a checkpointing receiver, which
+// checkpoints (and acknowledges) at the latest when it holds this many windows unacknowledged.
+inline constexpr std::uint32_t kCheckpointBackupWindows = 4;
+
 [[nodiscard]] transport::LinkOptions link_options(const NetworkSpec& spec,
                                                   const StreamSpec& stream,
                                                   const ops::Schema& schema);

@@ -47,6 +47,9 @@ class NodeAgent {
       if (on_tick) on_tick(now);
     }
     const int work = graph_.do_work(now, tick_ns);
+    if (auto ok = graph_.maybe_checkpoint(now); !ok && checkpoint_error.empty()) {
+      checkpoint_error = ok.error().message;
+    }
     update(now);
     return work;
   }
@@ -61,6 +64,7 @@ class NodeAgent {
   std::function<void()> on_window_end;
   std::function<void(SteadyTime)> on_tick;  // every kTick
   bool timed_out = false;
+  std::string checkpoint_error;  // the first checkpoint that could not be written
 
  private:
   // Boxes with timeouts see the clock this often; progress and rejected connections too.
@@ -212,6 +216,15 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     graphs.push_back(std::move(graph).value());
   }
 
+  if (const auto& resumed = graphs[0]->resumed) {
+    std::string where;
+    for (const auto& [stream, frame] : resumed->inputs) {
+      where += (where.empty() ? "" : ", ") + stream + " after frame " + std::to_string(frame);
+    }
+    std::cerr << "node '" << self->name << "': resuming from checkpoint " << self->checkpoint
+              << " (" << (where.empty() ? "no inputs" : where) << ")" << std::endl;
+  }
+
   const bool has_sinks = std::any_of(spec.boxes.begin(), spec.boxes.end(), [&](const BoxSpec& box) {
     return box.node == self->name && box.type == "sink";
   });
@@ -263,12 +276,17 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     timed_out = timed_out || run->agent.timed_out;
     all_done = all_done && run->agent.done();
   }
+  for (auto& run : runs) {
+    if (!run->agent.checkpoint_error.empty()) report.errors.push_back(run->agent.checkpoint_error);
+  }
   if (timed_out) {
     report.errors.push_back("node '" + self->name + "' timed out after " +
                             std::to_string(timeout.count()) + " ms before its streams finished");
   } else if (stop.load() && !all_done) {
     report.errors.push_back("node '" + self->name + "' was stopped before its streams finished");
   }
+  // A finished run leaves no checkpoint: running the network again starts it afresh.
+  if (all_done && !timed_out && report.errors.empty()) graphs[0]->drop_checkpoint();
   out << to_json(report).dump() << std::endl;
   return report;
 }

@@ -1,6 +1,7 @@
 #include "runtime/node_graph.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <set>
 
@@ -84,6 +85,42 @@ int NodeGraph::do_work(std::chrono::steady_clock::time_point now, std::int64_t t
   return work;
 }
 
+transport::Result<void> NodeGraph::maybe_checkpoint(std::chrono::steady_clock::time_point now) {
+  if (checkpoint_path.empty()) return transport::success();
+  std::size_t ended = 0;
+  bool backlog = false;
+  for (std::size_t i = 0; i < readers.size(); ++i) {
+    const auto& link = readers[i]->link();
+    if (link.state() == transport::LinkState::finished) ++ended;
+    backlog = backlog || link.delivered() - acknowledged_[i] >= checkpoint_every_[i];
+  }
+  if (ended == readers_ended_ && !backlog && now - last_checkpoint_ < kCheckpointInterval) {
+    return transport::success();
+  }
+  readers_ended_ = ended;
+  last_checkpoint_ = now;
+  Checkpoint c;
+  c.node = node_name;
+  for (const auto& reader : readers) {
+    c.inputs.emplace(reader->identity().stream, reader->link().delivered());
+  }
+  for (const auto& sink : sinks) {
+    auto state = sink->checkpoint();
+    if (!state) return fail(ErrorCategory::io, 0, state.error().message);
+    c.sinks.emplace(sink->name(), state.value());
+  }
+  if (auto ok = save_checkpoint(checkpoint_path, c); !ok) return ok;
+  for (std::size_t i = 0; i < readers.size(); ++i) {
+    acknowledged_[i] = c.inputs.at(readers[i]->identity().stream);
+    readers[i]->link().acknowledge(acknowledged_[i]);
+  }
+  return transport::success();
+}
+
+void NodeGraph::drop_checkpoint() {
+  if (!checkpoint_path.empty()) std::remove(checkpoint_path.c_str());
+}
+
 bool NodeGraph::done() const noexcept {
   return std::all_of(sources.begin(), sources.end(), [](const auto& s) { return s->done(); }) &&
          std::all_of(readers.begin(), readers.end(), [](const auto& r) { return r->done(); }) &&
@@ -127,6 +164,18 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                                                                ThreadLinks& links) {
   auto graph = std::make_unique<NodeGraph>(loop, thread);
   graph->wait = thread_wait(spec, self, thread);
+  graph->node_name = self.name;
+  if (!self.checkpoint.empty()) {
+    auto resumed = load_checkpoint(self.checkpoint, self.name);
+    if (!resumed) return std::move(resumed).error();
+    graph->checkpoint_path = self.checkpoint;
+    graph->resumed = std::move(resumed).value();
+  }
+  auto resumed_input = [&](const std::string& stream) -> std::uint64_t {
+    if (!graph->resumed) return 0;
+    auto it = graph->resumed->inputs.find(stream);
+    return it == graph->resumed->inputs.end() ? 0 : it->second;
+  };
   const std::string& me = self.name;
   auto schema_of = [](const StreamSpec& stream) -> const ops::Schema& { return *stream.tuple_schema; };
   auto on_this_thread = [&](const BoxSpec& box) { return box.node == me && box.thread == thread; };
@@ -150,6 +199,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       graph->readers.push_back(std::make_unique<LinkReader>(
           LinkIdentity{stream.name, me + "/" + std::to_string(p.home), "inproc"},
           *graph->inproc_in.back(), schema_of(stream), *graph->fanouts.at(stream.name)));
+      graph->acknowledged_.push_back(0);
+      graph->checkpoint_every_.push_back(0);
     }
   }
 
@@ -180,14 +231,20 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       fabric_provider_in = provider;
       fabric_stream_in = stream_label(stream);
     }
-    auto link = medium->expect(loop, graph->listeners, spec, stream, self, thread,
-                               link_options(spec, stream, schema_of(stream)));
+    transport::LinkOptions options = link_options(spec, stream, schema_of(stream));
+    if (!graph->checkpoint_path.empty()) {
+      options.manual_ack = true;
+      options.resume_after = resumed_input(stream.name);
+    }
+    auto link = medium->expect(loop, graph->listeners, spec, stream, self, thread, options);
     if (!link) return std::move(link).error();
     graph->readers.push_back(std::make_unique<LinkReader>(
         LinkIdentity{stream.name, stream.producer_node, std::string(medium->name),
                      is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
         *link.value(),
         schema_of(stream), *graph->fanouts.at(stream.name)));
+    graph->acknowledged_.push_back(options.resume_after);
+    graph->checkpoint_every_.push_back(std::uint64_t{kCheckpointBackupWindows - 1} * options.window);
   }
 
   // The boxes, in arrow order.
@@ -197,7 +254,12 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     if (!on_this_thread(box) || box.type == "source") continue;
     if (box.type == "sink") {
       const StreamSpec& in = *spec.find_stream(box.inputs.at(0));
-      auto sink = SinkTask::make(box.name, in.name, schema_of(in), *box.sink);
+      const SinkState* resume = nullptr;
+      if (graph->resumed) {
+        auto it = graph->resumed->sinks.find(box.name);
+        if (it != graph->resumed->sinks.end()) resume = &it->second;
+      }
+      auto sink = SinkTask::make(box.name, in.name, schema_of(in), *box.sink, resume);
       if (!sink) return fail(ErrorCategory::io, 0, sink.error().message);
       graph->fanouts.at(in.name)->add(sink.value().get());
       graph->sinks.push_back(std::move(sink).value());

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include <boreal/transport/inproc_medium.hpp>
 #include <boreal/transport/wait_mode.hpp>
 
+#include "runtime/checkpoint.hpp"
 #include "runtime/link_ports.hpp"
 #include "runtime/media.hpp"
 #include "runtime/sink_task.hpp"
@@ -68,11 +70,37 @@ struct NodeGraph {
   // sender's flush).
   transport::WaitConfig wait;
 
+
+  // The node's checkpoint (runtime/checkpoint.hpp): its file (empty: none) and, on a restart,
+  // what the last run recorded.
+  std::string checkpoint_path;
+  std::optional<Checkpoint> resumed;
+
   // One duty cycle at `now`; `tick_ns` (realtime) when the boxes' clock should advance, else 0.
   int do_work(std::chrono::steady_clock::time_point now, std::int64_t tick_ns);
+  // Checkpoints when it is due: every kCheckpointInterval, when an input holds
+  // kCheckpointBackupWindows - 1 windows unacknowledged, or when an input has just ended.
+  // Then acknowledges every input up to what the checkpoint holds. Between duty cycles only.
+  [[nodiscard]] transport::Result<void> maybe_checkpoint(std::chrono::steady_clock::time_point now);
+  // The run is over: the checkpoint is of no more use.
+  void drop_checkpoint();
   // Every source, reader, writer and sink is done: the node's part of the run is over.
   [[nodiscard]] bool done() const noexcept;
+
+  std::string node_name;
+
+ private:
+  friend transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(
+      transport::EventLoop&, const NetworkSpec&, const NodeSpec&, std::uint32_t, ThreadLinks&);
+  std::chrono::steady_clock::time_point last_checkpoint_{};
+  std::size_t readers_ended_ = 0;
+  // Per reader: the frame acknowledged last, and after how many more frames a checkpoint is due.
+  std::vector<std::uint64_t> acknowledged_;
+  std::vector<std::uint64_t> checkpoint_every_;
 };
+
+// How often a checkpointing node checkpoints at the least.
+inline constexpr std::chrono::milliseconds kCheckpointInterval{100};
 
 // Places the boxes of thread `thread` of node `self` and wires them, taking its ends of
 // `links`. An Error when it cannot start: a medium that cannot join nodes, a listener that

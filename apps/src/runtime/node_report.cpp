@@ -21,6 +21,8 @@ json to_json(const transport::LinkStats& s) {
           {"credit_frames", s.credit_frames},
           {"credit_stalls", s.credit_stalls},
           {"duplicates_dropped", s.duplicates_dropped},
+          {"frames_replayed", s.frames_replayed},
+          {"reconnects", s.reconnects},
           {"read_calls", s.read_calls},
           {"write_calls", s.write_calls},
           {"would_block", s.would_block}};
@@ -34,6 +36,8 @@ transport::LinkStats link_stats_from_json(const json& j) {
   s.credit_frames = j.value("credit_frames", 0ULL);
   s.credit_stalls = j.value("credit_stalls", 0ULL);
   s.duplicates_dropped = j.value("duplicates_dropped", 0ULL);
+  s.frames_replayed = j.value("frames_replayed", 0ULL);
+  s.reconnects = j.value("reconnects", 0ULL);
   s.read_calls = j.value("read_calls", 0ULL);
   s.write_calls = j.value("write_calls", 0ULL);
   s.would_block = j.value("would_block", 0ULL);

@@ -27,8 +27,19 @@ SinkTask::SinkTask(std::string name, std::string stream, const ops::Schema& sche
 
 ops::Result<std::unique_ptr<SinkTask>> SinkTask::make(std::string name, std::string stream,
                                                       const ops::Schema& schema,
-                                                      const SinkParams& params) {
+                                                      const SinkParams& params,
+                                                      const SinkState* resume) {
   std::unique_ptr<SinkTask> sink(new SinkTask(name, std::move(stream), schema, params));
+  if (resume != nullptr) {
+    sink->tuples_ = resume->tuples;
+    sink->batches_ = resume->batches;
+    sink->bytes_ = resume->bytes;
+    sink->crc_ = resume->crc;
+    sink->lost_ = resume->lost;
+    sink->duplicated_ = resume->duplicated;
+    sink->out_of_order_ = resume->out_of_order;
+    sink->next_seq_ = resume->next_seq;
+  }
   // The latency field: `field` for a latency sink (spec validation checked it), the first
   // timestamp for a check sink.
   std::optional<std::string> field;
@@ -48,13 +59,28 @@ ops::Result<std::unique_ptr<SinkTask>> SinkTask::make(std::string name, std::str
     sink->latency_ = std::move(latency).value();
   }
   if (!params.output.empty()) {
-    auto writer = ops::CsvWriter::make({.path = params.output}, schema);
+    ops::CsvWriterParams csv{.path = params.output};
+    if (resume != nullptr) csv.resume_at = resume->file_bytes;
+    auto writer = ops::CsvWriter::make(csv, schema);
     if (!writer) {
       return ops::fail("sink '" + name + "' cannot write its output: " + writer.error().message);
     }
     sink->output_ = std::move(writer).value();
   }
   return sink;
+}
+
+ops::Result<SinkState> SinkTask::checkpoint() {
+  owner_.check();
+  SinkState state{.tuples = tuples_, .batches = batches_, .bytes = bytes_, .crc = crc_,
+                  .lost = lost_, .duplicated = duplicated_, .out_of_order = out_of_order_,
+                  .next_seq = next_seq_};
+  if (output_) {
+    auto bytes = output_->checkpoint();
+    if (!bytes) return ops::fail("sink '" + name_ + "': " + bytes.error().message);
+    state.file_bytes = bytes.value();
+  }
+  return state;
 }
 
 void SinkTask::consume(const ops::BatchView& batch) {

@@ -20,6 +20,7 @@
 #include <boreal/ops/latency_histogram.hpp>
 #include <boreal/ops/sink.hpp>
 
+#include "runtime/checkpoint.hpp"
 #include "runtime/owner_thread.hpp"
 #include "spec/network_spec.hpp"
 
@@ -27,10 +28,15 @@ namespace boreal::runtime {
 
 class SinkTask final : public ops::BatchConsumer {
  public:
-  // Opens the output file, if any; an Error names the sink and the file.
+  // Opens the output file, if any; an Error names the sink and the file. `resume`: carry on
+  // from a checkpoint (runtime/checkpoint.hpp): the counts continue, the file is cut back to
+  // the checkpointed length and appended to.
   static ops::Result<std::unique_ptr<SinkTask>> make(std::string name, std::string stream,
                                                      const ops::Schema& schema,
-                                                     const SinkParams& params);
+                                                     const SinkParams& params,
+                                                     const SinkState* resume = nullptr);
+  // Flushes the output and returns the state a restart carries on from.
+  [[nodiscard]] ops::Result<SinkState> checkpoint();
 
   void consume(const ops::BatchView& batch) override;
   void end() override;

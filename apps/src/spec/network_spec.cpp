@@ -27,7 +27,8 @@ using Keys = std::span<const std::string_view>;
 
 constexpr std::array<std::string_view, 7> kTopKeys = {
     "name", "cluster_token", "schemas", "nodes", "transport", "boxes", "links"};
-constexpr std::array<std::string_view, 3> kNodeKeys = {"name", "address", "threads"};
+constexpr std::array<std::string_view, 4> kNodeKeys = {"name", "address", "threads",
+                                                      "checkpoint"};
 constexpr std::array<std::string_view, 8> kTransportKeys = {
     "medium", "provider", "wait", "latency_budget_us", "spin_us", "batch_bytes", "flush_us",
     "window"};
@@ -104,6 +105,7 @@ class Parser {
   void check_box_references();
   void build_streams();
   void check_threads();
+  void check_checkpoints();
   void read_links(const YamlValue& value);
   void default_media_from_addresses();
   void check_batch_fit();
@@ -113,6 +115,7 @@ class Parser {
   NetworkSpec spec_;
   std::set<std::string, std::less<>> declared_schemas_;  // valid or not
   std::vector<std::pair<std::string, YamlValue>> declared_nodes_;  // valid or not, file order
+  std::vector<std::pair<std::string, YamlValue>> checkpoint_at_;  // node name, its `checkpoint`
   std::optional<YamlValue> default_batch_at_;
   bool default_medium_set_ = false;             // the transport block names a medium
   std::vector<bool> link_medium_set_;           // per stream: its links entry names one
@@ -162,6 +165,7 @@ SpecResult<NetworkSpec> Parser::run(std::string_view text) {
   default_media_from_addresses();
   check_batch_fit();
   check_threads();
+  check_checkpoints();
 
   if (!problems_.empty()) return boost::outcome_v2::failure(problems_.sorted());
   return std::move(spec_);
@@ -232,6 +236,11 @@ void Parser::read_nodes(const YamlValue& value) {
     if (const YamlValue* v = mapping->find("threads")) {
       if (auto n = read_int(*v, 1, kMaxThreads, problems_)) threads = static_cast<std::uint32_t>(*n);
     }
+    std::string checkpoint;
+    if (const YamlValue* v = mapping->find("checkpoint")) {
+      checkpoint = read_string(*v, problems_).value_or("");
+      if (name && !checkpoint.empty()) checkpoint_at_.emplace_back(*name, *v);
+    }
     if (!name || !address) continue;
     transport::Result<Uri> uri = parse_uri(*address);
     if (!uri) {
@@ -244,7 +253,8 @@ void Parser::read_nodes(const YamlValue& value) {
                                           " is already used by node " + in_quotes(other.name));
       }
     }
-    spec_.nodes.push_back(NodeSpec{*name, *address, std::move(uri).value(), threads});
+    spec_.nodes.push_back(
+        NodeSpec{*name, *address, std::move(uri).value(), threads, std::move(checkpoint)});
   }
 }
 
@@ -813,6 +823,36 @@ void Parser::check_batch_fit() {
 // wait mode and the spin. (The latency budgets may differ: the thread waits within the
 // smallest.) A disagreement is reported at the later stream's `links` entry, or where the
 // stream is first written; the cure is the same wait, or the boxes on different threads.
+// A checkpoint holds the input positions and the sinks' files of a node whose boxes keep no
+// other state, on one thread, with no stream leaving it (docs/faults.md).
+void Parser::check_checkpoints() {
+  for (const auto& [node, at] : checkpoint_at_) {
+    const NodeSpec* spec = spec_.find_node(node);
+    if (spec == nullptr) continue;
+    const std::string who = "node " + in_quotes(node) + " keeps a checkpoint, but ";
+    if (spec->threads != 1) {
+      problems_.add(at, who + "it has " + std::to_string(spec->threads) +
+                            " threads (a checkpoint needs threads: 1)");
+    }
+    for (const BoxSpec& box : spec_.boxes) {
+      if (box.node != node) continue;
+      if (std::find(kCheckpointableBoxes.begin(), kCheckpointableBoxes.end(), box.type) ==
+          kCheckpointableBoxes.end()) {
+        problems_.add(at, who + "box " + in_quotes(box.name) + " (" + box.type +
+                              ") has state it cannot hold yet; a checkpointing node runs only "
+                              "filter, map, union, split and sink boxes");
+      }
+    }
+    for (const StreamSpec& stream : spec_.streams) {
+      if (stream.producer_node == node && stream.crosses_nodes) {
+        problems_.add(at, who + "stream " + in_quotes(stream.name) +
+                              " leaves it for another node; only a node whose streams end in "
+                              "its own sinks can checkpoint");
+      }
+    }
+  }
+}
+
 void Parser::check_threads() {
   link_at_.resize(spec_.streams.size());
   std::vector<bool> reported(spec_.streams.size(), false);  // once per stream, at its first node

@@ -129,9 +129,16 @@ struct NodeSpec {
   Uri uri;              // parsed address
   // I/O threads (1 .. kMaxThreads); each runs its boxes and links with its own wait mode.
   std::uint32_t threads = 1;
+  // Where the node keeps its checkpoint (docs/faults.md); empty: it keeps none, and a restart
+  // of it cannot resume its input streams.
+  std::string checkpoint;
 };
 
 inline constexpr std::uint32_t kMaxThreads = 64;
+// The boxes a checkpointing node may run: none of them keeps state between tuples (or, for
+// sinks, the checkpoint holds it).
+inline constexpr std::array<std::string_view, 5> kCheckpointableBoxes = {"filter", "map", "union",
+                                                                         "split", "sink"};
 
 enum class SourceKind : std::uint8_t { generator, csv, nexmark };
 

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Faults: a receiving node killed and restarted, or its connection reset, loses and
+repeats nothing.
+
+    python3 tests/scripts/faults_test.py BOREAL_BINARY [unittest args]
+
+Two nodes over tcp: `src` generates numbered tuples, `dst` (which keeps a checkpoint,
+docs/faults.md) maps them and writes them with a `check` sink, which also counts loss,
+duplicates and disorder by sequence number and takes the CRC-32C of everything it receives.
+
+The reference is a run without faults (`boreal launch`). The fault runs start each node with
+`boreal run FILE --node NAME`, SIGKILL `dst` once its checkpoint exists and its CSV has grown,
+start it again, and let both finish: the CSV must equal the reference byte for byte, the sink
+must report nothing lost, duplicated or out of order, its checksum must equal the source's,
+and the sending link must have reconnected. Every process is bounded by a timeout and killed
+by its PID if it outlives it.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BOREAL = None  # set from argv in main
+TUPLES = 150_000
+RATE = 50_000  # tuples/s: the run takes three seconds
+RUN_TIMEOUT_S = 60
+
+NETWORK = """\
+name: restart
+schemas:
+  tick: [{{seq: i64}}, {{key: i64}}, {{value: f64}}, {{pad: str16}}]
+nodes:
+  - {{name: src, address: "tcp://127.0.0.1:{src_port}"}}
+  - {{name: dst, address: "tcp://127.0.0.1:{dst_port}", checkpoint: "{checkpoint}"}}
+transport: {{medium: tcp, wait: block, latency_budget_us: 2000}}
+boxes:
+  - name: gen
+    type: source
+    node: src
+    out: ticks
+    schema: tick
+    params: {{rate: {rate}, tuples: {tuples}, seed: 5, keys: 10,
+              values: [{{field: value, min: 0, max: 1000}}]}}
+  - name: twice
+    type: map
+    node: dst
+    in: ticks
+    out: doubled
+    params:
+      fields:
+        - {{name: seq, expression: seq}}
+        - {{name: key, expression: key}}
+        - {{name: value, expression: value * 2}}
+  - name: out
+    type: sink
+    node: dst
+    in: doubled
+    params: {{kind: check, output: "{output}"}}
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def node_report(path):
+    """The {"kind": "node"} object of a JSON-lines file."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("{"):
+                obj = json.loads(line)
+                if obj.get("kind") == "node":
+                    return obj
+    raise AssertionError("no node report in " + path)
+
+
+class Node:
+    """A `boreal run` process, killed by its PID if it outlives the test."""
+
+    def __init__(self, network, name, json_path, log_path):
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen([BOREAL, "run", network, "--node", name, "--json", json_path],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+
+    def wait(self, timeout=RUN_TIMEOUT_S):
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self.stop()
+
+    def kill(self):
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.log.close()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        if not self.log.closed:
+            self.log.close()
+
+
+class FaultRun(unittest.TestCase):
+    """What the fault tests share: a scratch directory, the network, the reference run."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="boreal-faults-")
+        self.nodes = []
+
+    def tearDown(self):
+        for node in self.nodes:
+            node.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def network(self, tag):
+        """Writes the network file for one run; returns (file, csv output, checkpoint)."""
+        output = os.path.join(self.dir, tag + ".csv")
+        checkpoint = os.path.join(self.dir, tag + ".checkpoint")
+        path = os.path.join(self.dir, tag + ".yaml")
+        with open(path, "w") as f:
+            f.write(NETWORK.format(src_port=free_port(), dst_port=free_port(),
+                                   checkpoint=checkpoint, output=output, rate=RATE,
+                                   tuples=TUPLES))
+        return path, output, checkpoint
+
+    def start(self, network, name, tag):
+        node = Node(network, name, os.path.join(self.dir, tag + ".json"),
+                    os.path.join(self.dir, tag + ".log"))
+        self.nodes.append(node)
+        return node
+
+    def log_of(self, tag):
+        with open(os.path.join(self.dir, tag + ".log")) as f:
+            return f.read()
+
+    def reference(self):
+        """The CSV and the receiver's report of a run without faults."""
+        network, output, checkpoint = self.network("reference")
+        reports = os.path.join(self.dir, "reference.json")
+        done = subprocess.run([BOREAL, "launch", network, "--quiet", "--json", reports],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=RUN_TIMEOUT_S)
+        self.assertEqual(done.returncode, 0, done.stdout)
+        self.assertFalse(os.path.exists(checkpoint), "a finished run leaves no checkpoint")
+        with open(output, "rb") as f:
+            csv = f.read()
+        with open(reports) as f:
+            [receiver] = [r for r in map(json.loads, f)
+                          if r.get("kind") == "node" and r["node"] == "dst"]
+        return csv, receiver
+
+    def wait_until(self, what, condition, timeout=20):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                self.fail("timed out waiting for " + what)
+            time.sleep(0.02)
+
+
+class ReceiverRestart(FaultRun):
+    def test_killed_receiver_resumes_from_its_checkpoint(self):
+        expected, reference = self.reference()
+        network, output, checkpoint = self.network("fault")
+        dst = self.start(network, "dst", "dst1")
+        src = self.start(network, "src", "src")
+        # Killed a third of the way through, once a checkpoint holds some of it.
+        self.wait_until("a checkpoint and a third of the output",
+                        lambda: os.path.exists(checkpoint)
+                        and os.path.exists(output)
+                        and os.path.getsize(output) > len(expected) // 3)
+        dst.kill()
+        time.sleep(0.3)
+        dst2 = self.start(network, "dst", "dst2")
+        self.assertEqual(dst2.wait(), 0, self.log_of("dst2"))
+        self.assertEqual(src.wait(), 0, self.log_of("src"))
+        self.assertIn("node 'dst': resuming from checkpoint " + checkpoint + " (ticks after frame ",
+                      self.log_of("dst2"))
+
+        with open(output, "rb") as f:
+            got = f.read()
+        self.assertEqual(len(got), len(expected))
+        self.assertTrue(got == expected, "the CSV differs from the run without faults")
+        self.assertFalse(os.path.exists(checkpoint), "a finished run leaves no checkpoint")
+
+        receiver = node_report(os.path.join(self.dir, "dst2.json"))
+        sender = node_report(os.path.join(self.dir, "src.json"))
+        self.assertEqual(receiver["errors"], [])
+        self.assertEqual(sender["errors"], [])
+        self.assertEqual(receiver["lost"], 0)
+        self.assertEqual(receiver["duplicated"], 0)
+        self.assertEqual(receiver["out_of_order"], 0)
+        # The sink's checksum of everything it received runs on across the restart.
+        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
+        [link] = [l for l in sender["links"] if l["direction"] == "send"]
+        self.assertEqual(link["state"], "finished")
+        self.assertEqual(link["stats"]["reconnects"], 1)
+        self.assertEqual(link["stats"]["tuples"], TUPLES)
+
+
+class ConnectionResets(FaultRun):
+    """`ss -K` aborts the link's connection under load (the kernel resets it) four times."""
+
+    def test_reset_connections_lose_and_repeat_nothing(self):
+        if os.geteuid() != 0 or shutil.which("ss") is None:
+            self.skipTest("needs root and ss (iproute2) to reset connections")
+        expected, reference = self.reference()
+        network, output, checkpoint = self.network("resets")
+        with open(network) as f:
+            dst_port = f.read().split("tcp://127.0.0.1:")[2].split('"')[0]
+        reports = os.path.join(self.dir, "resets.json")
+        log = open(os.path.join(self.dir, "resets.log"), "w")
+        launch = subprocess.Popen([BOREAL, "launch", network, "--quiet", "--json", reports],
+                                  stdout=log, stderr=subprocess.STDOUT)
+        try:
+            self.wait_until("output", lambda: os.path.exists(output)
+                            and os.path.getsize(output) > len(expected) // 5)
+            kills = 0
+            for _ in range(4):
+                done = subprocess.run(["ss", "-K", "dport", "=", ":" + dst_port],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                kills += done.stdout.count("ESTAB")
+                time.sleep(0.4)
+            self.assertEqual(launch.wait(timeout=RUN_TIMEOUT_S), 0, self.log_of("resets"))
+        finally:
+            if launch.poll() is None:
+                os.kill(launch.pid, signal.SIGKILL)
+                launch.wait()
+            log.close()
+        self.assertGreaterEqual(kills, 1)
+        with open(output, "rb") as f:
+            self.assertTrue(f.read() == expected, "the CSV differs from the run without faults")
+        with open(reports) as f:
+            nodes = {r["node"]: r for r in map(json.loads, f) if r.get("kind") == "node"}
+        receiver, sender = nodes["dst"], nodes["src"]
+        self.assertEqual(receiver["errors"], [])
+        self.assertEqual(sender["errors"], [])
+        self.assertEqual((receiver["lost"], receiver["duplicated"], receiver["out_of_order"]),
+                         (0, 0, 0))
+        self.assertEqual(receiver["tuples_received"], TUPLES)
+        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
+        [link] = [l for l in sender["links"] if l["direction"] == "send"]
+        self.assertEqual(link["stats"]["reconnects"], kills)
+
+
+def main():
+    global BOREAL
+    if len(sys.argv) < 2:
+        sys.exit("usage: faults_test.py BOREAL_BINARY [unittest args]")
+    BOREAL = os.path.abspath(sys.argv.pop(1))
+    unittest.main()
+
+
+if __name__ == "__main__":
+    main()
