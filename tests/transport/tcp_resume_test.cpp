@@ -343,5 +343,51 @@ TEST(TcpResume, ARestartedReceiverWithoutItsCheckpointIsNamedAsSuch) {
       << why;
 }
 
+// A reconnect is a handshake like the first: a restarted receiver that expects another schema
+// refuses it naming the difference, reads nothing of it, and the sender gives up at its
+// reconnect timeout saying its hello was refused.
+TEST(TcpResume, AReconnectIsRefusedLikeAFirstConnection) {
+  auto o = options();
+  o.reconnect_timeout = std::chrono::milliseconds(400);
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, {"127.0.0.1", 0})).value();
+  const std::uint16_t port = listener->port();
+  RecvLink* recv = &listener->expect(o);
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", port}, o)).value();
+  CountingSource source(*send, 1'000'000, kTupleBytes, 8, 5);
+  CheckingSink before(kTupleBytes);
+  CheckingSink after(kTupleBytes);
+  CheckingSink* sink = &before;
+  auto step = [&] {
+    source.offer();
+    loop.do_work(Clock::now());
+    listener->do_work();
+    send->do_work();
+    recv->poll(*sink);
+  };
+  ASSERT_TRUE(pump_until(step, [&] { return before.frames >= 100; }));
+  listener.reset();
+  auto other = o;
+  other.schema_hash = 0xBEEF;
+  listener = std::move(TcpListener::open(loop, {"127.0.0.1", port})).value();
+  recv = &listener->expect(other);
+  sink = &after;
+  ASSERT_TRUE(pump_until(step, [&] { return send->state() == LinkState::failed; }));
+  ASSERT_FALSE(listener->rejected().empty());
+  for (const Error& refused : listener->rejected()) {
+    EXPECT_NE(refused.message.find("refused: schema hash mismatch for stream 1 's1': sender has "
+                                   "0x000000000000FEED, receiver expects 0x000000000000BEEF"),
+              std::string::npos)
+        << refused.message;
+  }
+  EXPECT_EQ(after.frames, 0u);
+  EXPECT_EQ(recv->state(), LinkState::connecting);
+  const std::string why = send->error()->message;
+  EXPECT_NE(why.find("no connection within 400 ms after that (last attempt: the receiver closed "
+                     "the connection during the handshake (hello refused?)"),
+            std::string::npos)
+      << why;
+}
+
 }  // namespace
 }  // namespace boreal::transport
