@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Faults: a receiving node killed and restarted, or its connection reset, loses and
-repeats nothing.
+"""Faults: a receiving node killed and restarted, its connection reset, or its network link
+taken down and up, loses and repeats nothing.
 
     python3 tests/scripts/faults_test.py BOREAL_BINARY [unittest args]
 
@@ -250,6 +250,46 @@ class ConnectionResets(FaultRun):
         self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
         [link] = [l for l in sender["links"] if l["direction"] == "send"]
         self.assertEqual(link["stats"]["reconnects"], kills)
+
+
+class LinkDownUp(FaultRun):
+    """With every node in a network namespace (`boreal launch --netns`), the receiving node's
+    veth goes down for 1.5 s under load and comes back."""
+
+    def test_link_down_and_up_loses_and_repeats_nothing(self):
+        if os.geteuid() != 0 or shutil.which("ip") is None:
+            self.skipTest("needs root and ip (iproute2) for network namespaces")
+        expected, reference = self.reference()
+        network, output, checkpoint = self.network("netns")
+        reports = os.path.join(self.dir, "netns.json")
+        log = open(os.path.join(self.dir, "netns.log"), "w")
+        launch = subprocess.Popen([BOREAL, "launch", network, "--netns", "--quiet", "--json",
+                                   reports], stdout=log, stderr=subprocess.STDOUT)
+        # The launcher names node i's namespace boreal-<its pid>-n<i> (apps/src/launch/netns.cpp).
+        namespace = "boreal-%d-n1" % launch.pid
+        try:
+            self.wait_until("output", lambda: os.path.exists(output)
+                            and os.path.getsize(output) > len(expected) // 5)
+            for state in ("down", "up"):
+                subprocess.run(["ip", "-n", namespace, "link", "set", "eth0", state], check=True)
+                if state == "down":
+                    time.sleep(1.5)
+            self.assertEqual(launch.wait(timeout=RUN_TIMEOUT_S), 0, self.log_of("netns"))
+        finally:
+            if launch.poll() is None:
+                os.kill(launch.pid, signal.SIGKILL)
+                launch.wait()
+            log.close()
+        with open(output, "rb") as f:
+            self.assertTrue(f.read() == expected, "the CSV differs from the run without faults")
+        with open(reports) as f:
+            nodes = {r["node"]: r for r in map(json.loads, f) if r.get("kind") == "node"}
+        receiver = nodes["dst"]
+        self.assertEqual(receiver["errors"], [])
+        self.assertEqual((receiver["lost"], receiver["duplicated"], receiver["out_of_order"]),
+                         (0, 0, 0))
+        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
+        self.assertFalse(os.path.exists(checkpoint))
 
 
 def main():
