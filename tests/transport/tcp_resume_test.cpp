@@ -389,5 +389,112 @@ TEST(TcpResume, AReconnectIsRefusedLikeAFirstConnection) {
       << why;
 }
 
+// Output commit: a held frame is written only once released.
+TEST(TcpResume, HeldFramesLeaveOnlyWhenReleased) {
+  auto o = options();
+  o.hold_until_released = true;
+  o.backup_frames = 32;  // 48 buffers
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, {"127.0.0.1", 0})).value();
+  RecvLink& recv = listener->expect(o);
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, o)).value();
+  CountingSource source(*send, 40, kTupleBytes, 8, 9);
+  CheckingSink sink(kTupleBytes);
+  auto step = [&] {
+    source.offer();
+    loop.do_work(Clock::now());
+    listener->do_work();
+    send->do_work();
+    recv.poll(sink);
+  };
+  // Held frames need no credit, only buffers: all 40 are committed (window 16, 48 buffers).
+  ASSERT_TRUE(pump_until(step, [&] { return source.done(); }));
+  for (int i = 0; i < 50; ++i) step();
+  EXPECT_EQ(send->committed(), 40u);
+  EXPECT_EQ(sink.frames, 0u);
+  send->release(25);
+  ASSERT_TRUE(pump_until(step, [&] { return sink.frames == 25; }));
+  for (int i = 0; i < 50; ++i) step();
+  EXPECT_EQ(sink.frames, 25u);
+  send->release(40);
+  ASSERT_TRUE(pump_until(step, [&] { return send->state() == LinkState::finished; }));
+  EXPECT_EQ(sink.frames, 40u);
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+}
+
+// A sending node that checkpointed its held output and died: a new sending end restored from
+// that checkpoint (same sender id, the unacknowledged frames, the committed count) carries on,
+// and the receiver, which never died, gets every frame once, in order.
+TEST(TcpResume, ASenderRestoredFromItsCheckpointCarriesOn) {
+  constexpr std::uint64_t kFrames = 2'000;
+  auto o = options();
+  o.hold_until_released = true;
+  o.backup_frames = 64;
+  o.sender_id = 0x51DE;
+  EventLoop loop;
+  auto listener = std::move(TcpListener::open(loop, {"127.0.0.1", 0})).value();
+  RecvLink& recv = listener->expect(o);
+  CheckingSink sink(kTupleBytes);
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, o)).value();
+  CountingSource source(*send, kFrames, kTupleBytes, 8, 13);
+  std::vector<std::byte> saved;
+  std::uint64_t saved_committed = 0;
+  std::uint64_t saved_tuples = 0;
+  // Checkpoint every 30 frames: save, then release what the checkpoint holds.
+  auto step = [&] {
+    source.offer(std::min<std::uint64_t>(kFrames, send->committed() + 30));
+    if (send->committed() >= saved_committed + 30 && send->committed() < 700) {
+      saved.clear();
+      send->append_unacknowledged(saved);
+      saved_committed = send->committed();
+      saved_tuples = source.tuples_sent;
+      send->release(saved_committed);
+    }
+    loop.do_work(Clock::now());
+    listener->do_work();
+    send->do_work();
+    recv.poll(sink);
+  };
+  ASSERT_TRUE(pump_until(step, [&] { return source.frames_sent >= 720; }));
+  ASSERT_GE(saved_committed, 600u);
+  EXPECT_LE(sink.frames, saved_committed);  // nothing past the checkpoint left
+  // The sending node dies: its frames after the checkpoint are lost with it.
+  send.reset();
+  auto again = std::move(make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, o)).value();
+  ASSERT_TRUE(again->restore(saved, saved_committed)) << "restore";
+  EXPECT_EQ(again->committed(), saved_committed);
+  CountingSource rest(*again, kFrames, kTupleBytes, 8, 17);
+  rest.frames_sent = saved_committed;
+  rest.tuples_sent = saved_tuples;
+  ASSERT_TRUE(pump_until(
+      [&] {
+        rest.offer();
+        again->release(again->committed());
+        loop.do_work(Clock::now());
+        listener->do_work();
+        again->do_work();
+        recv.poll(sink);
+      },
+      [&] { return again->state() == LinkState::finished; }))
+      << (again->error() ? again->error()->message : "");
+  EXPECT_EQ(sink.frames, kFrames);
+  EXPECT_EQ(sink.tuples, rest.tuples_sent);
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+  EXPECT_EQ(sink.end_of_stream, 1u);
+  EXPECT_EQ(recv.stats().reconnects, 1u);
+
+  // A checkpoint that is not a run of frames is refused, naming the problem.
+  auto broken = saved;
+  broken[kFrameHeaderBytes + 3] ^= std::byte{1};
+  auto third = std::move(make_tcp_send_link(loop, {"127.0.0.1", 1}, o)).value();
+  auto refused = third->restore(broken, saved_committed);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("the checkpoint's frame at byte 0: checksum mismatch"),
+            std::string::npos)
+      << refused.error().message;
+}
+
 }  // namespace
 }  // namespace boreal::transport

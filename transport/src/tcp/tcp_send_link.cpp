@@ -102,7 +102,9 @@ class TcpSendLink final : public SendLink {
   SendStatus try_claim(Claim& out) override {
     if (state_ == LinkState::failed || eos_committed_) return SendStatus::closed;
     if (state_ != LinkState::established) return SendStatus::not_connected;
-    if (credits_.available() <= (tail_ - credited_) + open_claims_) {
+    // Held output waits for a checkpoint, not for credit: only the pool bounds it.
+    if (!options_.hold_until_released &&
+        credits_.available() <= (tail_ - credited_) + open_claims_) {
       ++stats_.credit_stalls;
       return SendStatus::back_pressured;
     }
@@ -135,7 +137,8 @@ class TcpSendLink final : public SendLink {
   bool arm() override {
     if (state_ == LinkState::failed || state_ == LinkState::finished) return true;
     if (!socket_ready_) return true;  // the connect handler notifies the loop
-    const bool can_write = sent_ < tail_ && (sent_ < credited_ || credits_.available() > 0);
+    const std::uint64_t writable = options_.hold_until_released ? released_ : tail_;
+    const bool can_write = sent_ < writable && (sent_ < credited_ || credits_.available() > 0);
     if (can_write && !write_blocked_) return false;
     if (!read_wait_pending_) {
       read_wait_pending_ = true;
@@ -166,6 +169,69 @@ class TcpSendLink final : public SendLink {
   std::uint32_t max_payload_bytes() const override { return options_.max_payload_bytes; }
   std::uint64_t credits_available() const override { return credits_.available(); }
   std::uint32_t window() const override { return options_.window; }
+
+  void release(std::uint64_t through) override { released_ = std::max(released_, std::min(through, tail_)); }
+  std::uint64_t committed() const override { return tail_; }
+
+  void append_unacknowledged(std::vector<std::byte>& out) const override {
+    for (auto p = acked_; p != tail_; ++p) {
+      const auto& q = queue_[p % queue_.size()];
+      const std::byte* frame = pool_.at(q.slot).data;
+      out.insert(out.end(), frame, frame + q.bytes);
+    }
+  }
+
+  Result<void> restore(std::span<const std::byte> frames, std::uint64_t committed) override {
+    assert(tail_ == 0 && !socket_ready_);
+    const FrameLimits limits{.stream_id = options_.stream_id,
+                             .tuple_bytes = options_.tuple_bytes,
+                             .max_payload_bytes = options_.max_payload_bytes};
+    std::vector<std::pair<FrameHeader, std::span<const std::byte>>> parsed;
+    for (std::size_t at = 0; at < frames.size();) {
+      auto bad = [&](const std::string& what) {
+        return fail(ErrorCategory::protocol, 0,
+                    describe() + ": the checkpoint's frame at byte " + std::to_string(at) + ": " + what);
+      };
+      if (frames.size() - at < kFrameHeaderBytes) return bad("truncated header");
+      const auto raw = std::span<const std::byte, kFrameHeaderBytes>(frames.data() + at, kFrameHeaderBytes);
+      auto header = decode_header(raw, limits);
+      if (!header) return bad(header.error().message);
+      const FrameHeader& h = header.value();
+      if (!(h.flags & kFlagData)) return bad("not a data frame");
+      if (frames.size() - at - kFrameHeaderBytes < h.payload_bytes) return bad("truncated payload");
+      const auto payload = frames.subspan(at + kFrameHeaderBytes, h.payload_bytes);
+      if (auto ok = verify_checksum(h, raw, payload); !ok) return bad(ok.error().message);
+      parsed.emplace_back(h, frames.subspan(at, kFrameHeaderBytes + h.payload_bytes));
+      at += kFrameHeaderBytes + h.payload_bytes;
+    }
+    const std::uint64_t first = committed + 1 - parsed.size();
+    if (parsed.size() > committed || parsed.size() > pool_.capacity()) {
+      return fail(ErrorCategory::config, 0,
+                  describe() + ": the checkpoint holds " + std::to_string(parsed.size()) +
+                      " frames, more than " +
+                      (parsed.size() > committed ? "it committed" : "this link's buffers hold"));
+    }
+    for (std::size_t i = 0; i < parsed.size(); ++i) {
+      if (parsed[i].first.sequence != first + i) {
+        return fail(ErrorCategory::protocol, 0,
+                    describe() + ": the checkpoint's frames are not frames " +
+                        std::to_string(first) + ".." + std::to_string(committed) + " in order");
+      }
+    }
+    acked_ = sent_ = credited_ = first - 1;
+    for (const auto& [header, bytes] : parsed) {
+      auto buffer = pool_.acquire();
+      std::memcpy(buffer->data, bytes.data(), bytes.size());
+      queue_[(header.sequence - 1) % queue_.size()] = {buffer->index,
+                                                       static_cast<std::uint32_t>(bytes.size())};
+      if (header.flags & kFlagEndOfStream) {
+        eos_committed_ = true;
+        eos_sequence_ = header.sequence;
+      }
+    }
+    tail_ = released_ = highest_written_ = committed;
+    return success();
+  }
 
  private:
   struct Queued {
@@ -351,8 +417,9 @@ class TcpSendLink final : public SendLink {
 
   int write_frames() {
     // Frames spend this connection's credit as they go out (a replay needs it as much as a
-    // first send).
-    while (credited_ < tail_ && credits_.try_consume()) ++credited_;
+    // first send); held output goes no further than it was released.
+    const std::uint64_t writable = options_.hold_until_released ? released_ : tail_;
+    while (credited_ < writable && credits_.try_consume()) ++credited_;
     // write_blocked_ only tells arm() to wait for writability: a busy-polling caller never
     // arms, so the send is always attempted (a refused one costs one would_block syscall).
     if (sent_ == credited_) return 0;
@@ -469,12 +536,13 @@ class TcpSendLink final : public SendLink {
   // the start: the frame at position p has sequence p + 1, and
   //   [acked_, sent_)     went out on some connection, not acknowledged yet;
   //   [sent_, credited_)  spent a credit of this connection, not (completely) written yet;
-  //   [credited_, tail_)  waiting for credit.
+  //   [credited_, tail_)  waiting for credit (or, held, for release()).
   std::vector<Queued> queue_;
   std::uint64_t acked_ = 0;
   std::uint64_t sent_ = 0;
   std::uint64_t credited_ = 0;
   std::uint64_t tail_ = 0;
+  std::uint64_t released_ = 0;         // hold_until_released: written no further than this
   std::uint64_t highest_written_ = 0;  // frames below it are replays when written again
   std::uint32_t head_written_ = 0;     // bytes of frame sent_ already written
   std::uint32_t open_claims_ = 0;      // claimed, not committed

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <boreal/transport/error.hpp>
 #include <boreal/transport/frame.hpp>
@@ -85,6 +86,23 @@ class SendLink {
   [[nodiscard]] virtual std::uint32_t max_payload_bytes() const = 0;
   [[nodiscard]] virtual std::uint64_t credits_available() const = 0;
   [[nodiscard]] virtual std::uint32_t window() const = 0;  // frames the receiver granted at most
+
+  // Output commit, for a node that checkpoints (docs/faults.md). With
+  // LinkOptions::hold_until_released a committed frame is written only once release() covers
+  // it, so a receiver never sees a frame that the sender's last checkpoint does not hold.
+  // Media without upstream backup do not support it (restore() fails, the rest does nothing).
+  virtual void release(std::uint64_t /*through*/) {}
+  // The sequence of the last frame committed (0 before the first).
+  [[nodiscard]] virtual std::uint64_t committed() const { return 0; }
+  // Appends every committed frame not acknowledged yet, header and payload, in order.
+  virtual void append_unacknowledged(std::vector<std::byte>& /*out*/) const {}
+  // Before the link connects: carries on from a checkpoint of an earlier run of this end, with
+  // frames up to `committed` committed then and `frames` (from append_unacknowledged()) those
+  // its receiver may still need. Frames are checked like any arriving from a peer.
+  [[nodiscard]] virtual Result<void> restore(std::span<const std::byte> /*frames*/,
+                                             std::uint64_t /*committed*/) {
+    return fail(ErrorCategory::config, 0, "this medium cannot resume a link from a checkpoint");
+  }
 };
 
 class RecvLink {
@@ -158,6 +176,8 @@ struct LinkOptions {
   // its checkpoint); the sender resumes after it. manual_ack: see RecvLink::acknowledge().
   std::uint64_t resume_after = 0;
   bool manual_ack = false;
+  // Sender: see SendLink::release().
+  bool hold_until_released = false;
 };
 
 }  // namespace boreal::transport
