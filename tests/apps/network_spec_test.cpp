@@ -336,8 +336,8 @@ TEST(NetworkSpecErrors, DuplicateAddress) {
                    "by node 'a'"});
 }
 
-// A checkpoint (docs/faults.md) holds input positions and sink files only: a node keeping one
-// runs stateless boxes on one thread, and no stream leaves it.
+// A checkpoint (docs/faults.md) holds input positions, sink files and unacknowledged output
+// only: a node keeping one runs stateless boxes on one thread, over tcp links.
 TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
   auto spec = parse_network(base_with({{8, "    address: tcp://127.0.0.1:7102\n"
                                            "    checkpoint: /tmp/b.checkpoint"}}),
@@ -347,18 +347,19 @@ TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
   EXPECT_EQ(spec.value().find_node("a")->checkpoint, "");
 }
 
-TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyStatelessBoxesOnOneThreadAndSendsNothing) {
+TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyStatelessBoxesOnOneThreadOverTcp) {
   EXPECT_EQ(errors_of(base_with({{6, "    address: tcp://127.0.0.1:7101\n"
                                      "    threads: 2\n"
-                                     "    checkpoint: a.checkpoint"}})),
+                                     "    checkpoint: a.checkpoint"},
+                                 {8, "    address: fabric://tcp/127.0.0.1:7102"}})),
             (Errors{"t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but it has 2 "
                     "threads (a checkpoint needs threads: 1)",
                     "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but box 'gen' "
                     "(source) has state it cannot hold yet; a checkpointing node runs only "
                     "filter, map, union, split and sink boxes",
                     "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but stream "
-                    "'s' leaves it for another node; only a node whose streams end in its own "
-                    "sinks can checkpoint"}));
+                    "'s' leaves it over fabric-msg; the links of a checkpointing node must be tcp "
+                    "(the medium that resumes them)"}));
 }
 
 TEST(NetworkSpecErrors, DuplicateBoxName) {

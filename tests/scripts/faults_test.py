@@ -66,6 +66,42 @@ boxes:
 """
 
 
+# Three nodes: the middle one, which keeps a checkpoint, is the one killed.
+NETWORK3 = """\
+name: relay
+schemas:
+  tick: [{{seq: i64}}, {{key: i64}}, {{value: f64}}, {{pad: str16}}]
+nodes:
+  - {{name: src, address: "tcp://127.0.0.1:{src_port}"}}
+  - {{name: mid, address: "tcp://127.0.0.1:{mid_port}", checkpoint: "{checkpoint}"}}
+  - {{name: dst, address: "tcp://127.0.0.1:{dst_port}"}}
+transport: {{medium: tcp, wait: block, latency_budget_us: 2000}}
+boxes:
+  - name: gen
+    type: source
+    node: src
+    out: ticks
+    schema: tick
+    params: {{rate: {rate}, tuples: {tuples}, seed: 5, keys: 10,
+              values: [{{field: value, min: 0, max: 1000}}]}}
+  - name: twice
+    type: map
+    node: mid
+    in: ticks
+    out: doubled
+    params:
+      fields:
+        - {{name: seq, expression: seq}}
+        - {{name: key, expression: key}}
+        - {{name: value, expression: value * 2}}
+  - name: out
+    type: sink
+    node: dst
+    in: doubled
+    params: {{kind: check, output: "{output}"}}
+"""
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -122,15 +158,17 @@ class FaultRun(unittest.TestCase):
             node.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
+    template = NETWORK
+
     def network(self, tag):
         """Writes the network file for one run; returns (file, csv output, checkpoint)."""
         output = os.path.join(self.dir, tag + ".csv")
         checkpoint = os.path.join(self.dir, tag + ".checkpoint")
         path = os.path.join(self.dir, tag + ".yaml")
         with open(path, "w") as f:
-            f.write(NETWORK.format(src_port=free_port(), dst_port=free_port(),
-                                   checkpoint=checkpoint, output=output, rate=RATE,
-                                   tuples=TUPLES))
+            f.write(self.template.format(src_port=free_port(), mid_port=free_port(),
+                                         dst_port=free_port(), checkpoint=checkpoint,
+                                         output=output, rate=RATE, tuples=TUPLES))
         return path, output, checkpoint
 
     def start(self, network, name, tag):
@@ -205,6 +243,48 @@ class ReceiverRestart(FaultRun):
         self.assertEqual(link["state"], "finished")
         self.assertEqual(link["stats"]["reconnects"], 1)
         self.assertEqual(link["stats"]["tuples"], TUPLES)
+
+
+class MiddleRestart(FaultRun):
+    """The middle node of three, which keeps a checkpoint, is killed and started again: it
+    resumes its input after the checkpoint, and its output (held until a checkpoint holds it,
+    docs/faults.md) carries on where the receiver's acknowledgements say."""
+
+    template = NETWORK3
+
+    def test_killed_middle_node_resumes_from_its_checkpoint(self):
+        expected, reference = self.reference()
+        network, output, checkpoint = self.network("middle")
+        dst = self.start(network, "dst", "dst")
+        mid = self.start(network, "mid", "mid1")
+        src = self.start(network, "src", "src")
+        self.wait_until("a checkpoint and a third of the output",
+                        lambda: os.path.exists(checkpoint)
+                        and os.path.exists(output)
+                        and os.path.getsize(output) > len(expected) // 3)
+        mid.kill()
+        time.sleep(0.3)
+        mid2 = self.start(network, "mid", "mid2")
+        self.assertEqual(mid2.wait(), 0, self.log_of("mid2"))
+        self.assertEqual(src.wait(), 0, self.log_of("src"))
+        self.assertEqual(dst.wait(), 0, self.log_of("dst"))
+        self.assertIn("node 'mid': resuming from checkpoint " + checkpoint, self.log_of("mid2"))
+        with open(output, "rb") as f:
+            got = f.read()
+        self.assertEqual(len(got), len(expected))
+        self.assertTrue(got == expected, "the CSV differs from the run without faults")
+        self.assertEqual([f for f in os.listdir(self.dir) if f.startswith("middle.checkpoint")],
+                         [], "a finished run leaves no checkpoint")
+        receiver = node_report(os.path.join(self.dir, "dst.json"))
+        self.assertEqual(receiver["errors"], [])
+        self.assertEqual((receiver["lost"], receiver["duplicated"], receiver["out_of_order"]),
+                         (0, 0, 0))
+        self.assertEqual(receiver["tuples_received"], TUPLES)
+        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
+        [link] = [l for l in receiver["links"] if l["direction"] == "recv"]
+        self.assertEqual(link["stats"]["reconnects"], 1)
+        middle = node_report(os.path.join(self.dir, "mid2.json"))
+        self.assertEqual(middle["errors"], [])
 
 
 class ConnectionResets(FaultRun):

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <fcntl.h>
@@ -37,6 +38,27 @@ SinkState sink_from_json(const nlohmann::json& j) {
           .next_seq = j.at("next_seq").get<std::uint64_t>()};
 }
 
+std::string frames_file(const std::string& path, std::uint64_t generation) {
+  return path + ".frames." + std::to_string(generation);
+}
+
+// Writes `path` and waits for the data to reach the disk (before a rename makes it count).
+transport::Result<void> write_durably(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return fail(ErrorCategory::io, errno, "cannot write checkpoint " + path + ": " + std::strerror(errno));
+  }
+  const auto written = ::write(fd, text.data(), text.size());
+  const int write_errno = errno;
+  const bool synced = written == static_cast<ssize_t>(text.size()) && ::fdatasync(fd) == 0;
+  ::close(fd);
+  if (!synced) {
+    return fail(ErrorCategory::io, write_errno,
+                "cannot write checkpoint " + path + ": " + std::strerror(write_errno));
+  }
+  return transport::success();
+}
+
 }  // namespace
 
 transport::Result<std::optional<Checkpoint>> load_checkpoint(const std::string& path,
@@ -68,6 +90,40 @@ transport::Result<std::optional<Checkpoint>> load_checkpoint(const std::string& 
     for (const auto& [sink, state] : j.at("sinks").items()) {
       c.sinks.emplace(sink, sink_from_json(state));
     }
+    c.generation = j.value("generation", std::uint64_t{0});
+    for (const auto& stream : j.value("inputs_ended", nlohmann::json::array())) {
+      c.inputs_ended.insert(stream.get<std::string>());
+    }
+    if (const auto outputs = j.find("outputs"); outputs != j.end() && !outputs->empty()) {
+      const std::string frames_path = frames_file(path, c.generation);
+      std::ifstream frames_in(frames_path, std::ios::binary);
+      std::vector<char> bytes((std::istreambuf_iterator<char>(frames_in)), {});
+      if (!frames_in.good() && !frames_in.eof()) {
+        return fail(ErrorCategory::io, errno, where + "cannot read " + frames_path);
+      }
+      for (const auto& [key, o] : outputs->items()) {
+        OutputState out;
+        out.sender_id = o.at("sender_id").get<std::uint32_t>();
+        out.committed = o.at("committed").get<std::uint64_t>();
+        auto slice = [&](const char* at, const char* size) -> std::optional<std::vector<std::byte>> {
+          const auto from = o.at(at).get<std::uint64_t>();
+          const auto n = o.at(size).get<std::uint64_t>();
+          if (from > bytes.size() || n > bytes.size() - from) return std::nullopt;
+          const auto* base = reinterpret_cast<const std::byte*>(bytes.data()) + from;
+          return std::vector<std::byte>(base, base + n);
+        };
+        auto frames = slice("frames_at", "frames_bytes");
+        auto backlog = slice("backlog_at", "backlog_bytes");
+        if (!frames || !backlog) {
+          return fail(ErrorCategory::config, 0,
+                      where + "output '" + key + "' lies beyond the end of " + frames_path +
+                          " (" + std::to_string(bytes.size()) + " bytes)");
+        }
+        out.frames = std::move(*frames);
+        out.backlog = std::move(*backlog);
+        c.outputs.emplace(key, std::move(out));
+      }
+    }
     return std::optional<Checkpoint>(std::move(c));
   } catch (const nlohmann::json::exception& e) {
     return fail(ErrorCategory::config, 0, where + "not a checkpoint (" + e.what() + ")");
@@ -75,31 +131,41 @@ transport::Result<std::optional<Checkpoint>> load_checkpoint(const std::string& 
 }
 
 transport::Result<void> save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
-  nlohmann::json j = {{"format", kFormat}, {"node", checkpoint.node}};
+  nlohmann::json j = {{"format", kFormat}, {"node", checkpoint.node},
+                      {"generation", checkpoint.generation}};
+  if (!checkpoint.outputs.empty()) {
+    std::string bytes;
+    j["outputs"] = nlohmann::json::object();
+    for (const auto& [key, o] : checkpoint.outputs) {
+      j["outputs"][key] = {{"sender_id", o.sender_id},        {"committed", o.committed},
+                           {"frames_at", bytes.size()},       {"frames_bytes", o.frames.size()},
+                           {"backlog_at", bytes.size() + o.frames.size()},
+                           {"backlog_bytes", o.backlog.size()}};
+      bytes.append(reinterpret_cast<const char*>(o.frames.data()), o.frames.size());
+      bytes.append(reinterpret_cast<const char*>(o.backlog.data()), o.backlog.size());
+    }
+    if (auto ok = write_durably(frames_file(path, checkpoint.generation), bytes); !ok) return ok;
+  }
   j["inputs"] = nlohmann::json::object();
   for (const auto& [stream, frame] : checkpoint.inputs) j["inputs"][stream] = frame;
+  j["inputs_ended"] = checkpoint.inputs_ended;
   j["sinks"] = nlohmann::json::object();
   for (const auto& [sink, state] : checkpoint.sinks) j["sinks"][sink] = to_json(state);
-  const std::string text = j.dump() + "\n";
   const std::string temp = path + ".new";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return fail(ErrorCategory::io, errno, "cannot write checkpoint " + temp + ": " + std::strerror(errno));
-  }
-  const auto written = ::write(fd, text.data(), text.size());
-  const int write_errno = errno;
-  // The data reaches the disk before the rename makes it the checkpoint.
-  const bool synced = written == static_cast<ssize_t>(text.size()) && ::fdatasync(fd) == 0;
-  ::close(fd);
-  if (!synced) {
-    return fail(ErrorCategory::io, write_errno,
-                "cannot write checkpoint " + temp + ": " + std::strerror(write_errno));
-  }
+  if (auto ok = write_durably(temp, j.dump() + "\n"); !ok) return ok;
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     return fail(ErrorCategory::io, errno,
                 "cannot replace checkpoint " + path + ": " + std::strerror(errno));
   }
+  if (checkpoint.generation > 0) {
+    std::remove(frames_file(path, checkpoint.generation - 1).c_str());
+  }
   return transport::success();
+}
+
+void remove_checkpoint(const std::string& path, std::uint64_t generation) {
+  std::remove(path.c_str());
+  std::remove(frames_file(path, generation).c_str());
 }
 
 }  // namespace boreal::runtime

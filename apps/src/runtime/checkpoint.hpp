@@ -9,10 +9,13 @@
 // (written beside it, then renamed over it), and removed when the node finishes its run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <boreal/transport/error.hpp>
 
@@ -32,12 +35,30 @@ struct SinkState {
   bool operator==(const SinkState&) const = default;
 };
 
+// A sending link's end, carried across a restart: the frames its receiver may still need
+// (header and payload, back to back) and the rows its writer held for lack of a frame.
+struct OutputState {
+  std::uint32_t sender_id = 0;
+  std::uint64_t committed = 0;  // frames committed so far
+  std::vector<std::byte> frames;
+  std::vector<std::byte> backlog;
+  bool operator==(const OutputState&) const = default;
+};
+
 struct Checkpoint {
   std::string node;
+  std::uint64_t generation = 0;  // counts the node's checkpoints; names its frames file
   std::map<std::string, std::uint64_t, std::less<>> inputs;  // stream -> last frame it holds
+  std::set<std::string, std::less<>> inputs_ended;           // streams whose end it holds
   std::map<std::string, SinkState, std::less<>> sinks;       // sink box -> its state
+  std::map<std::string, OutputState, std::less<>> outputs;   // "stream>node" -> its link
   bool operator==(const Checkpoint&) const = default;
 };
+
+// The key of a sending link in Checkpoint::outputs.
+[[nodiscard]] inline std::string output_key(const std::string& stream, const std::string& to) {
+  return stream + ">" + to;
+}
 
 // The checkpoint at `path`; nullopt when there is none (a first run). An Error names the file
 // and what is wrong with it (not JSON, another node's, a field missing or of the wrong type).
@@ -45,7 +66,12 @@ struct Checkpoint {
                                                                            const std::string& node);
 
 // Replaces the checkpoint at `path` atomically (a reader sees the old one or the new one).
+// The outputs' bytes go to a file of their own, PATH.frames.GENERATION, written first; the
+// JSON names it; the previous generation's file is removed after the rename.
 [[nodiscard]] transport::Result<void> save_checkpoint(const std::string& path,
                                                       const Checkpoint& checkpoint);
+
+// Removes the checkpoint and its frames file (the node finished its run).
+void remove_checkpoint(const std::string& path, std::uint64_t generation);
 
 }  // namespace boreal::runtime

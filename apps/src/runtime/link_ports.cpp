@@ -97,6 +97,19 @@ void LinkWriter::commit_open(std::uint16_t flags) {
   if ((flags & transport::kFlagEndOfStream) != 0) eos_sent_ = true;
 }
 
+std::span<const std::byte> LinkWriter::prepare_checkpoint() {
+  owner_.check();
+  if (open_ && used_ > 0) commit_open(transport::kFlagData);
+  return {backlog_.data() + backlog_head_, backlog_.size() - backlog_head_};
+}
+
+void LinkWriter::restore_backlog(std::span<const std::byte> rows) {
+  owner_.check();
+  backlog_.assign(rows.begin(), rows.end());
+  backlog_head_ = 0;
+  backlog_peak_ = backlog_.size();
+}
+
 int LinkWriter::pump(SteadyTime now) {
   owner_.check();
   if (backlogged() && last_pump_.time_since_epoch().count() != 0) blocked_ += now - last_pump_;
@@ -166,6 +179,7 @@ int LinkReader::poll(SteadyTime now) {
   link_.set_paused(false);
   last_poll_ = now;
   now_ = now;
+  if (ended_by_checkpoint_ && !out_.ended()) out_.end();
   const auto before = frames_;
   const int work = link_.poll(*this);
   if (frames_ != before) rate_.add(frames_ - before, now);
@@ -196,6 +210,7 @@ void LinkReader::on_frame(const transport::FrameView& frame) {
 }
 
 bool LinkReader::done() const noexcept {
+  if (ended_by_checkpoint_) return true;
   const auto state = link_.state();
   return state == transport::LinkState::finished || state == transport::LinkState::failed;
 }

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   // The next moment pump() has something to do without any event (an open frame's flush).
   [[nodiscard]] SteadyTime deadline() const noexcept;
   [[nodiscard]] bool backlogged() const noexcept { return backlog_head_ < backlog_.size(); }
+  // For a checkpoint (runtime/checkpoint.hpp): commits the open frame if it holds rows, and
+  // returns the rows still waiting for a frame.
+  [[nodiscard]] std::span<const std::byte> prepare_checkpoint();
+  // On a restart, before any rows arrive: the rows a checkpoint found waiting.
+  void restore_backlog(std::span<const std::byte> rows);
 
   [[nodiscard]] const LinkIdentity& identity() const noexcept { return identity_; }
   [[nodiscard]] transport::SendLink& link() noexcept { return *link_; }
@@ -138,6 +144,10 @@ class LinkReader final : public transport::FrameSink {
   void on_frame(const transport::FrameView& frame) override;
 
   [[nodiscard]] bool done() const noexcept;
+  // On a restart: the checkpoint holds this stream's end. The reader ends its fan-out at the
+  // first poll and is done, but still polls the link, so a sender that missed the final
+  // acknowledgement gets it when it reconnects.
+  void end_from_checkpoint() noexcept { ended_by_checkpoint_ = true; }
   [[nodiscard]] bool active() const noexcept { return started_; }
   [[nodiscard]] const LinkIdentity& identity() const noexcept { return identity_; }
   [[nodiscard]] transport::RecvLink& link() noexcept { return link_; }
@@ -155,6 +165,7 @@ class LinkReader final : public transport::FrameSink {
  private:
   void start(SteadyTime now);
 
+  bool ended_by_checkpoint_ = false;
   LinkIdentity identity_;
   transport::RecvLink& link_;
   ops::Schema schema_;

@@ -3,12 +3,21 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <random>
 #include <set>
 
 #include "spec/box_types.hpp"
 
 namespace boreal::runtime {
 namespace {
+
+// A sending link's id across restarts of a checkpointing node (LinkOptions::sender_id).
+std::uint32_t random_sender_id() {
+  std::random_device entropy;
+  for (;;) {
+    if (const std::uint32_t id = entropy(); id != 0) return id;
+  }
+}
 
 using transport::ErrorCategory;
 using transport::fail;
@@ -88,28 +97,48 @@ int NodeGraph::do_work(std::chrono::steady_clock::time_point now, std::int64_t t
 transport::Result<void> NodeGraph::maybe_checkpoint(std::chrono::steady_clock::time_point now) {
   if (checkpoint_path.empty()) return transport::success();
   std::size_t ended = 0;
-  bool backlog = false;
+  bool due = now - last_checkpoint_ >= kCheckpointInterval;
   for (std::size_t i = 0; i < readers.size(); ++i) {
     const auto& link = readers[i]->link();
-    if (link.state() == transport::LinkState::finished) ++ended;
-    backlog = backlog || link.delivered() - acknowledged_[i] >= checkpoint_every_[i];
+    if (readers[i]->done()) ++ended;
+    due = due || link.delivered() - acknowledged_[i] >= checkpoint_every_[i];
   }
-  if (ended == readers_ended_ && !backlog && now - last_checkpoint_ < kCheckpointInterval) {
-    return transport::success();
+  for (std::size_t i = 0; i < writers.size(); ++i) {
+    // Held output fills the link's buffers (window + kCheckpointBackupWindows windows).
+    const auto& link = writers[i]->link();
+    due = due || link.committed() - released_[i] >= link.window();
   }
+  if (ended == readers_ended_ && !due) return transport::success();
   readers_ended_ = ended;
   last_checkpoint_ = now;
   Checkpoint c;
   c.node = node_name;
+  c.generation = ++generation_;
   for (const auto& reader : readers) {
     c.inputs.emplace(reader->identity().stream, reader->link().delivered());
+    if (reader->done()) c.inputs_ended.insert(reader->identity().stream);
   }
   for (const auto& sink : sinks) {
     auto state = sink->checkpoint();
     if (!state) return fail(ErrorCategory::io, 0, state.error().message);
     c.sinks.emplace(sink->name(), state.value());
   }
+  for (std::size_t i = 0; i < writers.size(); ++i) {
+    LinkWriter& writer = *writers[i];
+    const auto backlog = writer.prepare_checkpoint();
+    OutputState out;
+    out.sender_id = sender_ids_[i];
+    out.committed = writer.link().committed();
+    out.backlog.assign(backlog.begin(), backlog.end());
+    writer.link().append_unacknowledged(out.frames);
+    c.outputs.emplace(output_key(writer.identity().stream, writer.identity().peer), std::move(out));
+  }
   if (auto ok = save_checkpoint(checkpoint_path, c); !ok) return ok;
+  // The checkpoint holds them now: outputs may leave, inputs need not be kept upstream.
+  for (std::size_t i = 0; i < writers.size(); ++i) {
+    released_[i] = writers[i]->link().committed();
+    writers[i]->link().release(released_[i]);
+  }
   for (std::size_t i = 0; i < readers.size(); ++i) {
     acknowledged_[i] = c.inputs.at(readers[i]->identity().stream);
     readers[i]->link().acknowledge(acknowledged_[i]);
@@ -118,7 +147,7 @@ transport::Result<void> NodeGraph::maybe_checkpoint(std::chrono::steady_clock::t
 }
 
 void NodeGraph::drop_checkpoint() {
-  if (!checkpoint_path.empty()) std::remove(checkpoint_path.c_str());
+  if (!checkpoint_path.empty()) remove_checkpoint(checkpoint_path, generation_);
 }
 
 bool NodeGraph::done() const noexcept {
@@ -170,6 +199,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     if (!resumed) return std::move(resumed).error();
     graph->checkpoint_path = self.checkpoint;
     graph->resumed = std::move(resumed).value();
+    if (graph->resumed) graph->generation_ = graph->resumed->generation;
   }
   auto resumed_input = [&](const std::string& stream) -> std::uint64_t {
     if (!graph->resumed) return 0;
@@ -243,6 +273,9 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                      is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
         *link.value(),
         schema_of(stream), *graph->fanouts.at(stream.name)));
+    if (graph->resumed && graph->resumed->inputs_ended.contains(stream.name)) {
+      graph->readers.back()->end_from_checkpoint();
+    }
     graph->acknowledged_.push_back(options.resume_after);
     graph->checkpoint_every_.push_back(std::uint64_t{kCheckpointBackupWindows - 1} * options.window);
   }
@@ -304,6 +337,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       auto writer = std::make_unique<LinkWriter>(
           LinkIdentity{stream.name, me + "/" + std::to_string(to), "inproc"},
           std::move(it->second.send), schema_of(stream), stream.transport.flush);
+      graph->sender_ids_.push_back(0);
+      graph->released_.push_back(0);
       graph->fanouts.at(stream.name)->add(writer.get());
       graph->pumped.push_back(writer.get());
       graph->writers.push_back(std::move(writer));
@@ -325,14 +360,36 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                              !stream.consumed_on(me) && peers.size() == 1;
     for (const std::string& peer_name : peers) {
       const NodeSpec* peer = spec.find_node(peer_name);
+      transport::LinkOptions options = link_options(spec, stream, schema_of(stream));
+      const OutputState* resumed_output = nullptr;
+      if (!graph->checkpoint_path.empty()) {
+        // Output commit (docs/faults.md): frames leave once a checkpoint holds them, so the
+        // link keeps the frames of a checkpoint interval, and its sender id outlives restarts.
+        options.hold_until_released = true;
+        options.backup_frames = kCheckpointBackupWindows * options.window;
+        if (graph->resumed) {
+          auto it = graph->resumed->outputs.find(output_key(stream.name, peer_name));
+          if (it != graph->resumed->outputs.end()) resumed_output = &it->second;
+        }
+        options.sender_id = resumed_output != nullptr ? resumed_output->sender_id : random_sender_id();
+      }
       auto link = medium->connect(loop, spec, stream, *peer, stream_thread(spec, stream, peer_name),
-                                  link_options(spec, stream, schema_of(stream)));
+                                  options);
       if (!link) return std::move(link).error();
+      if (resumed_output != nullptr) {
+        if (auto ok = link.value()->restore(resumed_output->frames, resumed_output->committed); !ok) {
+          return fail(ErrorCategory::config, 0,
+                      "checkpoint " + graph->checkpoint_path + ": " + ok.error().message);
+        }
+      }
+      graph->sender_ids_.push_back(options.sender_id);
+      graph->released_.push_back(resumed_output != nullptr ? resumed_output->committed : 0);
       auto writer = std::make_unique<LinkWriter>(
           LinkIdentity{stream.name, peer_name, std::string(medium->name),
                        is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
           std::move(link).value(),
           schema_of(stream), stream.transport.flush);
+      if (resumed_output != nullptr) writer->restore_backlog(resumed_output->backlog);
       if (source_only) {
         direct.emplace(stream.name, writer.get());
       } else {

@@ -97,6 +97,10 @@ struct NodeGraph {
   // Per reader: the frame acknowledged last, and after how many more frames a checkpoint is due.
   std::vector<std::uint64_t> acknowledged_;
   std::vector<std::uint64_t> checkpoint_every_;
+  // Per writer: its link's sender id, and the frame its last checkpoint released.
+  std::vector<std::uint32_t> sender_ids_;
+  std::vector<std::uint64_t> released_;
+  std::uint64_t generation_ = 0;  // of the last checkpoint written or resumed from
 };
 
 // How often a checkpointing node checkpoints at the least.

@@ -823,8 +823,8 @@ void Parser::check_batch_fit() {
 // wait mode and the spin. (The latency budgets may differ: the thread waits within the
 // smallest.) A disagreement is reported at the later stream's `links` entry, or where the
 // stream is first written; the cure is the same wait, or the boxes on different threads.
-// A checkpoint holds the input positions and the sinks' files of a node whose boxes keep no
-// other state, on one thread, with no stream leaving it (docs/faults.md).
+// A checkpoint holds the input positions, the sinks' files and the unacknowledged output of a
+// node whose boxes keep no other state, on one thread, with tcp links (docs/faults.md).
 void Parser::check_checkpoints() {
   for (const auto& [node, at] : checkpoint_at_) {
     const NodeSpec* spec = spec_.find_node(node);
@@ -844,11 +844,12 @@ void Parser::check_checkpoints() {
       }
     }
     for (const StreamSpec& stream : spec_.streams) {
-      if (stream.producer_node == node && stream.crosses_nodes) {
-        problems_.add(at, who + "stream " + in_quotes(stream.name) +
-                              " leaves it for another node; only a node whose streams end in "
-                              "its own sinks can checkpoint");
-      }
+      if (!stream.link_end_on(node) || stream.transport.medium == "tcp") continue;
+      problems_.add(at, who + "stream " + in_quotes(stream.name) + " " +
+                            (stream.producer_node == node ? "leaves" : "enters") + " it over " +
+                            stream.transport.medium +
+                            "; the links of a checkpointing node must be tcp (the medium that "
+                            "resumes them)");
     }
   }
 }
