@@ -498,6 +498,131 @@ void AggregateBox::on_end() {
   }
 }
 
+namespace {
+
+constexpr std::uint32_t kStateMagic = 0x41475331;  // "AGS1"
+
+template <class T>
+void put(std::vector<std::byte>& out, const T& value) {
+  const auto* p = reinterpret_cast<const std::byte*>(&value);
+  out.insert(out.end(), p, p + sizeof value);
+}
+
+void put_bytes(std::vector<std::byte>& out, const void* data, std::size_t n) {
+  put(out, static_cast<std::uint64_t>(n));
+  const auto* p = static_cast<const std::byte*>(data);
+  out.insert(out.end(), p, p + n);
+}
+
+// Reads back what put() wrote; any read past the end sets `bad` and yields zeros.
+struct StateReader {
+  std::span<const std::byte> in;
+  bool bad = false;
+  template <class T>
+  T get() {
+    T value{};
+    if (in.size() < sizeof value) {
+      bad = true;
+      return value;
+    }
+    std::memcpy(&value, in.data(), sizeof value);
+    in = in.subspan(sizeof value);
+    return value;
+  }
+  std::span<const std::byte> bytes() {
+    const auto n = get<std::uint64_t>();
+    if (bad || n > in.size()) {
+      bad = true;
+      return {};
+    }
+    auto out = in.first(n);
+    in = in.subspan(n);
+    return out;
+  }
+};
+
+}  // namespace
+
+bool AggregateBox::save_state(std::vector<std::byte>& out) const {
+  const State& s = *state_;
+  put(out, kStateMagic);
+  put(out, s.groups.size());
+  std::size_t key_bytes = 0;
+  for (const Field& f : s.groups.fields()) key_bytes += f.width;
+  put_bytes(out, s.groups.size() == 0 ? nullptr : s.groups.key(0), key_bytes * s.groups.size());
+  put_bytes(out, s.panes.data(), s.panes.size());
+  put_bytes(out, s.cursors.data(), s.cursors.size() * sizeof(State::Cursor));
+  put(out, static_cast<std::uint64_t>(s.pane_ring.size()));
+  for (const auto& pane : s.pane_ring) {
+    put(out, pane.tag);
+    put_bytes(out, pane.gids.data(), pane.gids.size() * sizeof(std::uint32_t));
+  }
+  put(out, static_cast<std::uint8_t>(s.started));
+  for (std::int64_t v : {s.watermark, s.max_time, s.next_k, s.next_end, s.release_from,
+                         s.cur_pane, s.cur_lo}) {
+    put(out, v);
+  }
+  put(out, static_cast<std::uint64_t>(s.live_panes));
+  put(out, s.dropped);
+  return true;
+}
+
+Result<void> AggregateBox::restore_state(std::span<const std::byte> in) {
+  State& s = *state_;
+  if (s.groups.size() != 0 || s.started) return fail("restore_state on an aggregate that has run");
+  StateReader r{in};
+  auto bad = [](const std::string& what) { return fail("aggregate state: " + what); };
+  if (r.get<std::uint32_t>() != kStateMagic) return bad("not an aggregate's saved state");
+  const auto groups = r.get<std::uint32_t>();
+  const auto keys = r.bytes();
+  const auto panes = r.bytes();
+  const auto cursors = r.bytes();
+  std::size_t key_bytes = 0;
+  for (const Field& f : s.groups.fields()) key_bytes += f.width;
+  if (r.bad || keys.size() != key_bytes * groups || panes.size() != s.group_stride * groups ||
+      cursors.size() != (s.time ? 0 : groups * sizeof(State::Cursor))) {
+    return bad("sizes do not fit this aggregate's groups and windows");
+  }
+  // The groups again, in id order, from rows holding just their keys.
+  std::vector<std::byte> row(s.input.tuple_bytes());
+  for (std::uint32_t g = 0; g < groups; ++g) {
+    const std::byte* key = keys.data() + std::size_t{g} * key_bytes;
+    for (const Field& f : s.groups.fields()) {
+      std::memcpy(row.data() + f.offset, key, f.width);
+      key += f.width;
+    }
+    std::uint32_t got = 0;
+    switch (s.groups.mode()) {
+      case KeyMode::none: got = s.group_of<KeyMode::none>(row.data()); break;
+      case KeyMode::word: got = s.group_of<KeyMode::word>(row.data()); break;
+      case KeyMode::bytes: got = s.group_of<KeyMode::bytes>(row.data()); break;
+    }
+    if (got != g) return bad("group keys repeat");
+  }
+  std::memcpy(s.panes.data(), panes.data(), panes.size());
+  if (!cursors.empty()) std::memcpy(s.cursors.data(), cursors.data(), cursors.size());
+  const auto ring = r.get<std::uint64_t>();
+  if (r.bad || ring != s.pane_ring.size()) return bad("pane ring of another size");
+  for (auto& pane : s.pane_ring) {
+    pane.tag = r.get<std::int64_t>();
+    const auto gids = r.bytes();
+    pane.gids.resize(gids.size() / sizeof(std::uint32_t));
+    if (!gids.empty()) std::memcpy(pane.gids.data(), gids.data(), gids.size());
+    for (std::uint32_t gid : pane.gids) {
+      if (gid >= groups) return bad("a pane names group " + std::to_string(gid));
+    }
+  }
+  s.started = r.get<std::uint8_t>() != 0;
+  for (std::int64_t* v : {&s.watermark, &s.max_time, &s.next_k, &s.next_end, &s.release_from,
+                          &s.cur_pane, &s.cur_lo}) {
+    *v = r.get<std::int64_t>();
+  }
+  s.live_panes = r.get<std::uint64_t>();
+  s.dropped = r.get<std::uint64_t>();
+  if (r.bad || !r.in.empty()) return bad("truncated or followed by other bytes");
+  return success();
+}
+
 std::uint64_t AggregateBox::dropped_late() const noexcept { return state_->dropped; }
 std::size_t AggregateBox::group_count() const noexcept { return state_->groups.size(); }
 

@@ -18,6 +18,12 @@ void Box::finish(std::size_t port) {
   }
 }
 
+void Box::finish_restored() {
+  finished_.assign(input_count(), true);
+  finished_inputs_ = input_count();
+  for (auto& out : outputs_) out.end();
+}
+
 void Box::misuse(const char* call, std::size_t port, const BatchView* batch) const noexcept {
   const std::string box(type());
   std::string what;

@@ -644,3 +644,76 @@ TEST(AggregateParams, PartialFieldMustBeANewIdentifier) {
 
 }  // namespace
 }  // namespace boreal::ops
+
+namespace boreal::ops {
+namespace {
+
+// Runs `in` through one aggregate up to `cut` rows, saves its state, and carries on in a fresh
+// box restored from it: the rows of both boxes together are the uninterrupted box's rows.
+std::vector<std::string> run_with_restart(const AggregateParams& params, const std::vector<In>& in,
+                                          std::size_t cut) {
+  auto first = AggregateBox::make(params, input_schema()).value();
+  Collect out(first->output(0).schema());
+  first->output(0).connect(&out);
+  for (std::size_t at = 0; at < cut; at += 7) first->process(0, make_batch(in, at, std::min(cut, at + 7)));
+  first->output(0).flush();
+  std::vector<std::byte> state;
+  EXPECT_TRUE(first->save_state(state));
+  auto second = AggregateBox::make(params, input_schema()).value();
+  EXPECT_TRUE(second->restore_state(state));
+  second->output(0).connect(&out);
+  for (std::size_t at = cut; at < in.size(); at += 5) {
+    second->process(0, make_batch(in, at, std::min(in.size(), at + 5)));
+  }
+  second->finish(0);
+  return out.rows;
+}
+
+TEST(AggregateState, ARestoredBoxCarriesOnExactlyLikeTheUninterruptedOne) {
+  std::mt19937_64 rng(21);
+  std::vector<In> in;
+  std::int64_t ts = 0;
+  for (int i = 0; i < 3000; ++i) {
+    ts += static_cast<std::int64_t>(rng() % 5);
+    const auto v = static_cast<std::int64_t>(rng() % 1000);
+    in.push_back({ts, static_cast<std::int64_t>(rng() % 17), v, 0.25 * static_cast<double>(v),
+                  v % 3 == 0, "k" + std::to_string(v % 11)});
+  }
+  const AggregateParams time_sliding = time_params(100, 30, kAll, 20);
+  const AggregateParams count_sliding = count_params(50, 20, kAll);
+  AggregateParams no_groups = time_params(64, 64, kAll);
+  no_groups.group_by = {};
+  AggregateParams two_keys = count_params(10, 10, kAll);
+  two_keys.group_by = {"key", "s"};
+  for (const AggregateParams* params :
+       std::initializer_list<const AggregateParams*>{&time_sliding, &count_sliding, &no_groups, &two_keys}) {
+    const auto whole = run(*params, in, {64});
+    ASSERT_FALSE(whole.empty());
+    for (std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{777}, std::size_t{2999}}) {
+      EXPECT_EQ(run_with_restart(*params, in, cut), whole) << "cut at " << cut;
+    }
+  }
+}
+
+TEST(AggregateState, ABrokenStateIsRefusedNamingWhy) {
+  auto box = AggregateBox::make(count_params(4, 4, kAll), input_schema()).value();
+  box->process(0, make_batch(seq_input({{1, 1}, {2, 2}}), 0, 2));
+  std::vector<std::byte> state;
+  ASSERT_TRUE(box->save_state(state));
+  auto fresh = [] { return AggregateBox::make(count_params(4, 4, kAll), input_schema()).value(); };
+  state.pop_back();
+  EXPECT_EQ(fresh()->restore_state(state).error().message,
+            "aggregate state: truncated or followed by other bytes");
+  state[0] = std::byte{0};
+  EXPECT_EQ(fresh()->restore_state(state).error().message,
+            "aggregate state: not an aggregate's saved state");
+  auto other = AggregateBox::make(time_params(10, 10, kAll), input_schema()).value();
+  std::vector<std::byte> good;
+  ASSERT_TRUE(box->save_state(good));
+  EXPECT_EQ(other->restore_state(good).error().message,
+            "aggregate state: sizes do not fit this aggregate's groups and windows");
+  EXPECT_EQ(box->restore_state(good).error().message, "restore_state on an aggregate that has run");
+}
+
+}  // namespace
+}  // namespace boreal::ops

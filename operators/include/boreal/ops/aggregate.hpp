@@ -137,6 +137,9 @@ class AggregateBox final : public Box {
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
 
   void tick(std::int64_t now) override;
+  // Groups, their panes or counts, and the time windows' progress (watermark, next window).
+  [[nodiscard]] bool save_state(std::vector<std::byte>& out) const override;
+  [[nodiscard]] Result<void> restore_state(std::span<const std::byte> in) override;
 
   // Tuples dropped because they were older than the watermark.
   [[nodiscard]] std::uint64_t dropped_late() const noexcept;

@@ -148,6 +148,23 @@ class Box {
   // nothing.
   virtual void tick(std::int64_t now) { (void)now; }
 
+  // Checkpoints (the runtime's, docs/faults.md): save_state() appends what the box holds
+  // between batches to `out`, so that restore_state() on a fresh box made with the same
+  // parameters and schemas carries on exactly as this one would. The bytes are for this
+  // build on this machine (native layout). false: the box cannot save its state (the
+  // default; boxes without state need none).
+  [[nodiscard]] virtual bool save_state(std::vector<std::byte>& out) const {
+    (void)out;
+    return false;
+  }
+  [[nodiscard]] virtual Result<void> restore_state(std::span<const std::byte> in) {
+    (void)in;
+    return fail(std::string(type()) + " boxes cannot restore a saved state");
+  }
+  // Restoring a box whose inputs had all finished before the checkpoint: marks them
+  // finished and ends the outputs, without emitting what on_end() would (it was emitted).
+  void finish_restored();
+
  protected:
   Box() = default;
   // One batch on input `port`, checked by process(): the port is valid and open and the
