@@ -356,7 +356,7 @@ TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyStatelessBoxesOnOneThreadOverT
                     "threads (a checkpoint needs threads: 1)",
                     "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but box 'gen' "
                     "(source) has state it cannot hold yet; a checkpointing node runs only "
-                    "filter, map, union, split and sink boxes",
+                    "filter, map, union, split, aggregate and sink boxes",
                     "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but stream "
                     "'s' leaves it over fabric-msg; the links of a checkpointing node must be tcp "
                     "(the medium that resumes them)"}));

@@ -102,6 +102,35 @@ boxes:
 """
 
 
+# The middle node runs a stateful box: a sliding count window per key, whose state the
+# checkpoint saves (ops::Box::save_state).
+NETWORK3_AGGREGATE = NETWORK3.replace("""\
+  - name: out
+    type: sink
+    node: dst
+    in: doubled
+    params: {{kind: check, output: "{output}"}}
+""", """\
+  - name: per_key
+    type: aggregate
+    node: mid
+    in: doubled
+    out: stats
+    params:
+      group_by: key
+      window: {{kind: count, size: 400, slide: 100}}
+      aggregates:
+        - {{function: count, as: n}}
+        - {{function: sum, field: value, as: total}}
+        - {{function: max, field: seq, as: last_seq}}
+  - name: out
+    type: sink
+    node: dst
+    in: stats
+    params: {{kind: csv, output: "{output}"}}
+""")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -285,6 +314,38 @@ class MiddleRestart(FaultRun):
         self.assertEqual(link["stats"]["reconnects"], 1)
         middle = node_report(os.path.join(self.dir, "mid2.json"))
         self.assertEqual(middle["errors"], [])
+
+
+class MiddleRestartWithState(FaultRun):
+    """As MiddleRestart, with a windowed aggregate on the middle node: its windows survive."""
+
+    template = NETWORK3_AGGREGATE
+
+    def test_killed_aggregating_node_resumes_its_windows(self):
+        expected, reference = self.reference()
+        self.assertGreater(len(expected.splitlines()), 1000)
+        network, output, checkpoint = self.network("aggregate")
+        dst = self.start(network, "dst", "dst")
+        mid = self.start(network, "mid", "mid1")
+        src = self.start(network, "src", "src")
+        self.wait_until("a checkpoint and a third of the output",
+                        lambda: os.path.exists(checkpoint)
+                        and os.path.exists(output)
+                        and os.path.getsize(output) > len(expected) // 3)
+        mid.kill()
+        time.sleep(0.3)
+        mid2 = self.start(network, "mid", "mid2")
+        self.assertEqual(mid2.wait(), 0, self.log_of("mid2"))
+        self.assertEqual(src.wait(), 0, self.log_of("src"))
+        self.assertEqual(dst.wait(), 0, self.log_of("dst"))
+        self.assertIn("node 'mid': resuming from checkpoint " + checkpoint, self.log_of("mid2"))
+        with open(output, "rb") as f:
+            got = f.read()
+        self.assertEqual(len(got.splitlines()), len(expected.splitlines()))
+        self.assertTrue(got == expected, "the CSV differs from the run without faults")
+        receiver = node_report(os.path.join(self.dir, "dst.json"))
+        self.assertEqual(receiver["errors"], [])
+        self.assertEqual(receiver["tuples_received"], reference["tuples_received"])
 
 
 class ConnectionResets(FaultRun):

@@ -94,31 +94,44 @@ transport::Result<std::optional<Checkpoint>> load_checkpoint(const std::string& 
     for (const auto& stream : j.value("inputs_ended", nlohmann::json::array())) {
       c.inputs_ended.insert(stream.get<std::string>());
     }
-    if (const auto outputs = j.find("outputs"); outputs != j.end() && !outputs->empty()) {
+    for (const auto& box : j.value("boxes_finished", nlohmann::json::array())) {
+      c.boxes_finished.insert(box.get<std::string>());
+    }
+    const auto outputs = j.value("outputs", nlohmann::json::object());
+    const auto box_states = j.value("box_states", nlohmann::json::object());
+    if (!outputs.empty() || !box_states.empty()) {
       const std::string frames_path = frames_file(path, c.generation);
       std::ifstream frames_in(frames_path, std::ios::binary);
-      std::vector<char> bytes((std::istreambuf_iterator<char>(frames_in)), {});
-      if (!frames_in.good() && !frames_in.eof()) {
-        return fail(ErrorCategory::io, errno, where + "cannot read " + frames_path);
+      if (!frames_in) {
+        return fail(ErrorCategory::io, errno,
+                    where + "cannot read " + frames_path + ": " + std::strerror(errno));
       }
-      for (const auto& [key, o] : outputs->items()) {
+      std::vector<char> bytes((std::istreambuf_iterator<char>(frames_in)), {});
+      auto beyond = [&](const std::string& what) {
+        return fail(ErrorCategory::config, 0,
+                    where + what + " lies beyond the end of " + frames_path + " (" +
+                        std::to_string(bytes.size()) + " bytes)");
+      };
+      auto slice_of = [&](const nlohmann::json& o, const char* at,
+                          const char* size) -> std::optional<std::vector<std::byte>> {
+        const auto from = o.at(at).get<std::uint64_t>();
+        const auto n = o.at(size).get<std::uint64_t>();
+        if (from > bytes.size() || n > bytes.size() - from) return std::nullopt;
+        const auto* base = reinterpret_cast<const std::byte*>(bytes.data()) + from;
+        return std::vector<std::byte>(base, base + n);
+      };
+      for (const auto& [box, o] : box_states.items()) {
+        auto state = slice_of(o, "at", "bytes");
+        if (!state) return beyond("the state of box '" + box + "'");
+        c.box_states.emplace(box, std::move(*state));
+      }
+      for (const auto& [key, o] : outputs.items()) {
         OutputState out;
         out.sender_id = o.at("sender_id").get<std::uint32_t>();
         out.committed = o.at("committed").get<std::uint64_t>();
-        auto slice = [&](const char* at, const char* size) -> std::optional<std::vector<std::byte>> {
-          const auto from = o.at(at).get<std::uint64_t>();
-          const auto n = o.at(size).get<std::uint64_t>();
-          if (from > bytes.size() || n > bytes.size() - from) return std::nullopt;
-          const auto* base = reinterpret_cast<const std::byte*>(bytes.data()) + from;
-          return std::vector<std::byte>(base, base + n);
-        };
-        auto frames = slice("frames_at", "frames_bytes");
-        auto backlog = slice("backlog_at", "backlog_bytes");
-        if (!frames || !backlog) {
-          return fail(ErrorCategory::config, 0,
-                      where + "output '" + key + "' lies beyond the end of " + frames_path +
-                          " (" + std::to_string(bytes.size()) + " bytes)");
-        }
+        auto frames = slice_of(o, "frames_at", "frames_bytes");
+        auto backlog = slice_of(o, "backlog_at", "backlog_bytes");
+        if (!frames || !backlog) return beyond("output '" + key + "'");
         out.frames = std::move(*frames);
         out.backlog = std::move(*backlog);
         c.outputs.emplace(key, std::move(out));
@@ -133,8 +146,14 @@ transport::Result<std::optional<Checkpoint>> load_checkpoint(const std::string& 
 transport::Result<void> save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   nlohmann::json j = {{"format", kFormat}, {"node", checkpoint.node},
                       {"generation", checkpoint.generation}};
-  if (!checkpoint.outputs.empty()) {
+  j["boxes_finished"] = checkpoint.boxes_finished;
+  if (!checkpoint.outputs.empty() || !checkpoint.box_states.empty()) {
     std::string bytes;
+    j["box_states"] = nlohmann::json::object();
+    for (const auto& [box, state] : checkpoint.box_states) {
+      j["box_states"][box] = {{"at", bytes.size()}, {"bytes", state.size()}};
+      bytes.append(reinterpret_cast<const char*>(state.data()), state.size());
+    }
     j["outputs"] = nlohmann::json::object();
     for (const auto& [key, o] : checkpoint.outputs) {
       j["outputs"][key] = {{"sender_id", o.sender_id},        {"committed", o.committed},

@@ -52,6 +52,8 @@ struct Checkpoint {
   std::set<std::string, std::less<>> inputs_ended;           // streams whose end it holds
   std::map<std::string, SinkState, std::less<>> sinks;       // sink box -> its state
   std::map<std::string, OutputState, std::less<>> outputs;   // "stream>node" -> its link
+  std::map<std::string, std::vector<std::byte>, std::less<>> box_states;  // ops::Box::save_state
+  std::set<std::string, std::less<>> boxes_finished;         // boxes whose inputs all ended
   bool operator==(const Checkpoint&) const = default;
 };
 

@@ -123,6 +123,16 @@ transport::Result<void> NodeGraph::maybe_checkpoint(std::chrono::steady_clock::t
     if (!state) return fail(ErrorCategory::io, 0, state.error().message);
     c.sinks.emplace(sink->name(), state.value());
   }
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (boxes[i]->finished()) c.boxes_finished.insert(boxes[i]->name());
+    if (!checkpoint_saves_state(box_types[i])) continue;
+    std::vector<std::byte> state;
+    if (!boxes[i]->box().save_state(state)) {
+      return fail(ErrorCategory::config, 0,
+                  "box '" + boxes[i]->name() + "' (" + box_types[i] + ") cannot save its state");
+    }
+    c.box_states.emplace(boxes[i]->name(), std::move(state));
+  }
   for (std::size_t i = 0; i < writers.size(); ++i) {
     LinkWriter& writer = *writers[i];
     const auto backlog = writer.prepare_checkpoint();
@@ -397,6 +407,23 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
         graph->pumped.push_back(writer.get());
       }
       graph->writers.push_back(std::move(writer));
+    }
+  }
+
+  // A restart: the boxes carry on from their saved states, and those that had finished stay
+  // finished (their outputs end without emitting again). Last, so the ends reach every target.
+  if (graph->resumed) {
+    for (std::size_t i = 0; i < graph->boxes.size(); ++i) {
+      BoxRunner& runner = *graph->boxes[i];
+      if (auto it = graph->resumed->box_states.find(runner.name());
+          it != graph->resumed->box_states.end()) {
+        if (auto ok = runner.box().restore_state(it->second); !ok) {
+          return fail(ErrorCategory::config, 0,
+                      "checkpoint " + graph->checkpoint_path + ": box '" + runner.name() +
+                          "': " + ok.error().message);
+        }
+      }
+      if (graph->resumed->boxes_finished.contains(runner.name())) runner.restore_finished();
     }
   }
 

@@ -69,6 +69,13 @@ void BoxRunner::finish(std::size_t port) {
   timed([&] { box_->finish(port); });
 }
 
+void BoxRunner::restore_finished() {
+  owner_.check();
+  port_finished_.assign(box_->input_count(), true);
+  finished_ = box_->input_count();
+  box_->finish_restored();
+}
+
 void BoxRunner::flush() {
   owner_.check();
   if (finished()) return;  // its outputs have ended

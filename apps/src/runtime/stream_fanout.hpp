@@ -72,6 +72,8 @@ class BoxRunner {
 
   void process(std::size_t port, const ops::BatchView& batch);
   void finish(std::size_t port);
+  // On a restart: every input had finished before the checkpoint (ops::Box::finish_restored).
+  void restore_finished();
   // Hands on every output's partial batch.
   void flush();
   // Realtime ns; only for boxes whose time field is a timestamp and that act on ticks.

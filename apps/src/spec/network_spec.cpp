@@ -823,8 +823,8 @@ void Parser::check_batch_fit() {
 // wait mode and the spin. (The latency budgets may differ: the thread waits within the
 // smallest.) A disagreement is reported at the later stream's `links` entry, or where the
 // stream is first written; the cure is the same wait, or the boxes on different threads.
-// A checkpoint holds the input positions, the sinks' files and the unacknowledged output of a
-// node whose boxes keep no other state, on one thread, with tcp links (docs/faults.md).
+// A checkpoint holds the input positions, the sinks' files, the aggregates' states and the
+// unacknowledged output of a node on one thread, with tcp links (docs/faults.md).
 void Parser::check_checkpoints() {
   for (const auto& [node, at] : checkpoint_at_) {
     const NodeSpec* spec = spec_.find_node(node);
@@ -840,7 +840,13 @@ void Parser::check_checkpoints() {
           kCheckpointableBoxes.end()) {
         problems_.add(at, who + "box " + in_quotes(box.name) + " (" + box.type +
                               ") has state it cannot hold yet; a checkpointing node runs only "
-                              "filter, map, union, split and sink boxes");
+                              "filter, map, union, split, aggregate and sink boxes");
+      } else if (box.type == "aggregate" && box.params.IsMap() && box.params["timeout"]) {
+        // A timeout closes windows by the wall clock, which a replay after a restart does not
+        // repeat: the rows would differ.
+        problems_.add(at, who + "aggregate " + in_quotes(box.name) +
+                              " has a timeout, which closes windows by the wall clock and "
+                              "would not close them alike after a restart");
       }
     }
     for (const StreamSpec& stream : spec_.streams) {

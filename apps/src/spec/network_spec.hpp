@@ -135,10 +135,13 @@ struct NodeSpec {
 };
 
 inline constexpr std::uint32_t kMaxThreads = 64;
-// The boxes a checkpointing node may run: none of them keeps state between tuples (or, for
-// sinks, the checkpoint holds it).
-inline constexpr std::array<std::string_view, 5> kCheckpointableBoxes = {"filter", "map", "union",
-                                                                         "split", "sink"};
+// The boxes a checkpointing node may run: those without state between tuples, and those
+// whose state a checkpoint saves (ops::Box::save_state; an aggregate without `timeout`).
+inline constexpr std::array<std::string_view, 6> kCheckpointableBoxes = {
+    "filter", "map", "union", "split", "sink", "aggregate"};
+[[nodiscard]] inline bool checkpoint_saves_state(std::string_view box_type) {
+  return box_type == "aggregate";
+}
 
 enum class SourceKind : std::uint8_t { generator, csv, nexmark };
 
