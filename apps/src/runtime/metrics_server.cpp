@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 
 #include "runtime/metrics_text.hpp"
+#include "runtime/owner_thread.hpp"
 
 namespace boreal::runtime {
 
@@ -84,7 +85,9 @@ class MetricsServer::Impl {
   }
 
   void serve() {
-    accept();
+    // The first accept is posted, so that everything the listener and the sessions touch is
+    // touched on the server's thread alone.
+    net::post(ioc_, [this] { accept(); });
     thread_ = std::thread([this] { run(); });
   }
 
@@ -121,6 +124,7 @@ class MetricsServer::Impl {
   Render render_;
   std::set<Session*> sessions_;  // open connections; the server's thread only
   bool stopping_ = false;        // the server's thread only
+  OwnerThread owner_;            // asserts that (debug builds)
   std::uint16_t port_ = 0;
   net::io_context ioc_{1};
   tcp::acceptor acceptor_;
@@ -133,6 +137,7 @@ class MetricsServer::Impl {
 class MetricsServer::Impl::Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Impl& server, tcp::socket socket) : server_(server), stream_(std::move(socket)) {
+    server_.owner_.check();
     server_.sessions_.insert(this);
   }
   ~Session() { server_.sessions_.erase(this); }
@@ -188,6 +193,7 @@ class MetricsServer::Impl::Session : public std::enable_shared_from_this<Session
 };
 
 void MetricsServer::Impl::accept() {
+  owner_.check();
   acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
     if (stopping_ || ec == net::error::operation_aborted) return;
     if (ec) {
@@ -207,6 +213,7 @@ void MetricsServer::Impl::accept() {
 }
 
 void MetricsServer::Impl::shut_down() {
+  owner_.check();
   stopping_ = true;
   beast::error_code ignored;
   acceptor_.close(ignored);
