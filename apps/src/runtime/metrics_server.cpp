@@ -72,7 +72,10 @@ class MetricsServer::Impl {
     const auto where = options_.address + ":" + std::to_string(options_.port);
     boost::system::error_code ec;
     const auto address = net::ip::make_address(options_.address, ec);
-    if (ec) return fail(ErrorCategory::config, ec.value(), "metrics: '" + options_.address + "' is not a numeric address");
+    if (ec) {
+      return fail(ErrorCategory::config, ec.value(),
+                  "metrics: '" + options_.address + "' is not a numeric address");
+    }
     const tcp::endpoint endpoint(address, options_.port);
     if (acceptor_.open(endpoint.protocol(), ec); !ec) {
       acceptor_.set_option(net::socket_base::reuse_address(true), ec);
@@ -80,7 +83,10 @@ class MetricsServer::Impl {
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
     if (!ec) port_ = acceptor_.local_endpoint(ec).port();
-    if (ec) return fail(ErrorCategory::io, ec.value(), "metrics: cannot listen on " + where + ": " + ec.message());
+    if (ec) {
+      return fail(ErrorCategory::io, ec.value(),
+                  "metrics: cannot listen on " + where + ": " + ec.message());
+    }
     return boost::outcome_v2::success();
   }
 
@@ -103,8 +109,8 @@ class MetricsServer::Impl {
  private:
   class Session;
 
-  // The server's thread. A handler that throws (render out of memory, say) costs its own
-  // connection, not the server: run() is entered again.
+  // The server's thread. A handler that throws (out of memory while reading, say) costs its
+  // own connection, not the server: run() is entered again.
   void run() {
     for (;;) {
       try {
@@ -152,7 +158,9 @@ class MetricsServer::Impl::Session : public std::enable_shared_from_this<Session
     // closes the socket when it passes); for a kept-alive connection, also its idle time.
     stream_.expires_after(server_.options_.timeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->on_read(ec);
+                     });
   }
 
   void close() { stream_.close(); }
@@ -172,7 +180,9 @@ class MetricsServer::Impl::Session : public std::enable_shared_from_this<Session
     response_ = std::move(response);
     stream_.expires_after(server_.options_.timeout);  // a client that never reads
     http::async_write(stream_, response_,
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        self->on_write(ec);
+                      });
   }
 
   void on_write(const beast::error_code& ec) {
@@ -206,7 +216,11 @@ void MetricsServer::Impl::accept() {
     if (sessions_.size() >= options_.max_connections) {
       socket.close(ec);  // too many at once: this one is turned away
     } else {
-      std::make_shared<Session>(*this, std::move(socket))->read();
+      try {
+        std::make_shared<Session>(*this, std::move(socket))->read();
+      } catch (const std::exception&) {
+        // Out of memory: this connection is dropped, the listener keeps accepting.
+      }
     }
     accept();
   });
@@ -228,7 +242,8 @@ Response MetricsServer::Impl::respond(const Request& request) const {
   const std::string_view path = target.substr(0, target.find('?'));
   Response response;
   if (path != "/metrics") {
-    response = text_response(http::status::not_found, request.version(), "not found: try /metrics\n");
+    response = text_response(http::status::not_found, request.version(),
+                             "not found: try /metrics\n");
   } else if (request.method() != http::verb::get) {
     response = text_response(http::status::method_not_allowed, request.version(), "only GET\n");
     response.set(http::field::allow, "GET");

@@ -13,27 +13,21 @@ namespace {
 using Label = std::pair<std::string_view, std::string_view>;
 
 // The transport's per-link counters that are exported, in exposition order. Exporting another
-// LinkStats counter is one line here and one row in docs/metrics.md.
+// LinkStats counter is one line here (and a row in docs/metrics.md's table).
 struct LinkCounter {
   std::string_view name;
   std::string_view help;
   std::uint64_t transport::LinkStats::*field;
 };
-constexpr std::array kLinkCounters = {
-    LinkCounter{"boreal_link_tuples_total", "Tuples the link end sent or received.",
-                &transport::LinkStats::tuples},
-    LinkCounter{"boreal_link_payload_bytes_total",
-                "Payload bytes of the data frames the link end sent or received (headers excluded).",
-                &transport::LinkStats::payload_bytes},
-    LinkCounter{"boreal_link_frames_total", "Data frames the link end sent or received.",
-                &transport::LinkStats::frames},
-    LinkCounter{"boreal_link_credit_stalls_total",
-                "Frames the sending end could not claim for lack of credit.",
-                &transport::LinkStats::credit_stalls},
-    LinkCounter{"boreal_link_duplicates_dropped_total",
-                "Frames the receiving end discarded as already delivered (by sequence number).",
-                &transport::LinkStats::duplicates_dropped},
+// clang-format off
+constexpr LinkCounter kLinkCounters[] = {
+    {"boreal_link_tuples_total", "Tuples the link end sent or received.", &transport::LinkStats::tuples},
+    {"boreal_link_payload_bytes_total", "Payload bytes of the data frames the link end sent or received (headers excluded).", &transport::LinkStats::payload_bytes},
+    {"boreal_link_frames_total", "Data frames the link end sent or received.", &transport::LinkStats::frames},
+    {"boreal_link_credit_stalls_total", "Frames the sending end could not claim for lack of credit.", &transport::LinkStats::credit_stalls},
+    {"boreal_link_duplicates_dropped_total", "Frames the receiving end discarded as already delivered (by sequence number).", &transport::LinkStats::duplicates_dropped},
 };
+// clang-format on
 
 // Appends `value` with the escapes a label value needs: backslash, double quote, newline.
 void append_label_value(std::string& out, std::string_view value) {
@@ -130,7 +124,8 @@ void render_threads(Exposition& out, const MetricsSample& s) {
              "Time the I/O thread spent waiting for work, by how it waited.", "counter");
   each_thread([&](const ThreadLabels& l, const ThreadFigures& f, const std::string& thread) {
     const double slept = seconds(f.wait.slept + f.wait.sleep_overshoot);
-    const double spun = seconds(f.wait.state_time[static_cast<std::size_t>(transport::IdleState::spin)]);
+    const auto spin = static_cast<std::size_t>(transport::IdleState::spin);
+    const double spun = seconds(f.wait.state_time[spin]);
     for (const auto& [state, value] : {std::pair<std::string_view, double>{"sleep", slept},
                                        {"block", seconds(f.wait.blocked)},
                                        {"spin", spun}}) {

@@ -261,7 +261,8 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     }
     metrics = std::move(started).value();
     // One write, so that nodes sharing a stderr (boreal launch) do not interleave their lines.
-    const std::string line = "node '" + self->name + "': metrics on " + metrics.server->url() + "\n";
+    const std::string line =
+        "node '" + self->name + "': metrics on " + metrics.server->url() + "\n";
     std::cerr.write(line.data(), static_cast<std::streamsize>(line.size())).flush();
   }
   auto last_progress = std::chrono::steady_clock::now();

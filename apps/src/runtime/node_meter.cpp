@@ -169,11 +169,13 @@ ThreadLabels ThreadMeter::metrics_labels() const {
   labels.wait = std::string(transport::to_string(graph_.wait.mode));
   for (const auto& writer : graph_.writers) {
     const auto& id = writer->identity();
-    labels.links.push_back(link_labels(id, link_end(self_.name, graph_.thread, id), id.peer, "send"));
+    const std::string me = link_end(self_.name, graph_.thread, id);
+    labels.links.push_back(link_labels(id, me, id.peer, "send"));
   }
   for (const auto& reader : graph_.readers) {
     const auto& id = reader->identity();
-    labels.links.push_back(link_labels(id, id.peer, link_end(self_.name, graph_.thread, id), "recv"));
+    const std::string me = link_end(self_.name, graph_.thread, id);
+    labels.links.push_back(link_labels(id, id.peer, me, "recv"));
   }
   // A source box's tasks (one per output, port 0 first) are one box.
   for (const auto& source : graph_.sources) {
