@@ -200,7 +200,7 @@ std::string rate_text(const std::optional<double>& rate) {
 
 int run_command(const std::string& file, std::string node, const OverrideFlags& flags,
                 const std::vector<std::string>& addresses, double timeout_s,
-                const std::string& json_path) {
+                const std::string& json_path, std::optional<std::uint16_t> metrics_port) {
   auto spec = load(file, flags.values, addresses);
   if (!spec) return 2;
   if (node.empty()) {
@@ -221,6 +221,7 @@ int run_command(const std::string& file, std::string node, const OverrideFlags& 
   NodeOptions options;
   options.node = node;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
+  options.metrics_port = metrics_port;
   std::ostream& out = json.stream != nullptr ? *json.stream : std::cout;
   auto report = run_node(*spec, options, g_stop, out);
   if (!report) {
@@ -232,7 +233,8 @@ int run_command(const std::string& file, std::string node, const OverrideFlags& 
 }
 
 int launch_command(const std::string& file, const OverrideFlags& flags, const NetnsFlags& netns,
-                   bool free_ports, double timeout_s, const std::string& json_path, bool quiet) {
+                   bool free_ports, double timeout_s, const std::string& json_path, bool quiet,
+                   std::optional<std::uint16_t> metrics_port) {
   auto spec = load(file, flags.values);
   if (!spec) return 2;
   LaunchOptions options;
@@ -240,7 +242,12 @@ int launch_command(const std::string& file, const OverrideFlags& flags, const Ne
   options.file = file;
   options.forwarded = to_args(flags.values);
   options.free_ports = free_ports;
+  options.metrics_port = metrics_port;
   if (auto bad = check_netns(*spec, options)) {
+    std::cerr << *bad << '\n';
+    return 2;
+  }
+  if (auto bad = check_metrics_port(*spec, options)) {
     std::cerr << *bad << '\n';
     return 2;
   }
@@ -353,6 +360,10 @@ int main(int argc, char** argv) {
   run->add_option("--address", run_addresses, "Move a node: NAME=URI, e.g. dst=tcp://127.0.0.1:7200 (repeatable)");
   run->add_option("--timeout", run_timeout, "Give up after this many seconds (default: sources' duration + 30 s)");
   run->add_option("--json", run_json, "Write the JSON lines here ('-' = stdout, the default)");
+  std::optional<std::uint16_t> run_metrics_port;
+  run->add_option("--metrics-port", run_metrics_port,
+                  "Serve live Prometheus metrics at http://HOST:PORT/metrics while the node runs "
+                  "(0 = a free port, printed on stderr); see docs/metrics.md");
   run_flags.add_to(*run);
   run->footer("Prints progress and a final node report as JSON lines on stdout.");
 
@@ -381,6 +392,10 @@ int main(int argc, char** argv) {
   launch_cmd->add_option("--json", launch_json,
                          "Write every JSON line (progress, node reports, the run summary) here; '-' = stdout");
   launch_cmd->add_flag("--quiet", launch_quiet, "No progress lines on stderr");
+  std::optional<std::uint16_t> launch_metrics_port;
+  launch_cmd->add_option("--metrics-port", launch_metrics_port,
+                         "Node i of the file serves live Prometheus metrics on port BASE + i "
+                         "(0 = free ports, printed on stderr); see docs/metrics.md");
   launch_flags.add_to(*launch_cmd);
   launch_netns.add_to(*launch_cmd);
   launch_cmd->footer("Prints the run table on stdout, then a table per box, per link and per node.\n"
@@ -439,7 +454,8 @@ int main(int argc, char** argv) {
   }
 
   if (run->parsed()) {
-    return run_command(run_file, run_node_name, run_flags, run_addresses, run_timeout, run_json);
+    return run_command(run_file, run_node_name, run_flags, run_addresses, run_timeout, run_json,
+                       run_metrics_port);
   }
   if (check->parsed()) {
     auto spec = load(check_file, check_flags.values);
@@ -449,7 +465,7 @@ int main(int argc, char** argv) {
   }
   if (launch_cmd->parsed()) {
     return launch_command(launch_file, launch_flags, launch_netns, launch_free_ports,
-                          launch_timeout, launch_json, launch_quiet);
+                          launch_timeout, launch_json, launch_quiet, launch_metrics_port);
   }
   if (nexmark->parsed()) return boreal::cli::nexmark_command(nexmark_flags);
   if (bench->parsed()) return bench_command(bench_flags, command_line(argc, argv));

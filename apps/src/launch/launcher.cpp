@@ -269,6 +269,15 @@ std::optional<std::string> check_netns(const NetworkSpec& spec, const LaunchOpti
   return netns_unavailable(::geteuid(), find_tool("ip"));
 }
 
+std::optional<std::string> check_metrics_port(const NetworkSpec& spec, const LaunchOptions& options) {
+  if (!options.metrics_port || *options.metrics_port == 0) return std::nullopt;
+  const std::size_t last = *options.metrics_port + spec.nodes.size() - 1;
+  if (last <= 65535) return std::nullopt;
+  return "boreal launch --metrics-port " + std::to_string(*options.metrics_port) + ": " +
+         std::to_string(spec.nodes.size()) + " nodes need ports up to " + std::to_string(last) +
+         ", past 65535";
+}
+
 RunConfig run_config_of(const NetworkSpec& spec) {
   RunConfig config;
   config.network = spec.name;
@@ -310,6 +319,7 @@ RunConfig run_config_of(const NetworkSpec& spec) {
 
 transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOptions& options) {
   if (auto bad = check_netns(spec, options)) return fail(ErrorCategory::config, 0, *bad);
+  if (auto bad = check_metrics_port(spec, options)) return fail(ErrorCategory::config, 0, *bad);
   auto stop_signal = [&] {
     return options.stop_signal == nullptr ? 0 : options.stop_signal->load();
   };
@@ -392,6 +402,11 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
     for (const auto& assignment : addresses) {
       args.emplace_back("--address");
       args.push_back(assignment);
+    }
+    if (options.metrics_port) {
+      const auto index = static_cast<std::size_t>(node - spec.nodes.data());
+      args.emplace_back("--metrics-port");
+      args.push_back(std::to_string(*options.metrics_port == 0 ? 0 : *options.metrics_port + index));
     }
     std::string executable = options.executable;
     if (options.netns) {

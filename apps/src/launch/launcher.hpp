@@ -62,7 +62,16 @@ struct LaunchOptions {
   // SIGTERM as on a timeout, and the launch fails saying so. nullptr: never.
   const std::atomic<int>* stop_signal = nullptr;
   std::ostream* notices = nullptr;  // namespaces of earlier, killed launchers that were removed
+  // Live metrics (docs/metrics.md): node i of the file (in the file's order) serves them on
+  // port *metrics_port + i, or on a free port of its own when *metrics_port is 0; nullopt:
+  // none. check_metrics_port() says whether the ports fit.
+  std::optional<std::uint16_t> metrics_port;
 };
+
+// Whether `options.metrics_port` leaves a port for every node of `spec` (base + nodes - 1 at
+// most 65535). The message names the flag; nullopt when fine or unset.
+[[nodiscard]] std::optional<std::string> check_metrics_port(const NetworkSpec& spec,
+                                                            const LaunchOptions& options);
 
 // Whether `options` can run `spec` in namespaces (when options.netns; else whether they ask
 // for link shaping without it): root, `ip`, the node count, no --free-ports. The message names

@@ -11,6 +11,9 @@
 #include <boreal/transport/agent_runner.hpp>
 #include <boreal/transport/rate_estimator.hpp>
 
+#include "runtime/metrics_board.hpp"
+#include "runtime/metrics_server.hpp"
+#include "runtime/metrics_text.hpp"
 #include "runtime/node_graph.hpp"
 #include "runtime/node_meter.hpp"
 
@@ -182,6 +185,32 @@ struct ThreadRun {
   }
 };
 
+// The node's live metrics: a board every thread publishes to, and the server that renders it.
+// Made before any I/O thread starts; the board outlives the server (declared first).
+struct LiveMetrics {
+  std::unique_ptr<MetricsBoard> board;
+  std::unique_ptr<MetricsServer> server;
+};
+
+transport::Result<LiveMetrics> start_metrics(const NodeSpec& self,
+                                             std::vector<std::unique_ptr<ThreadRun>>& runs,
+                                             std::uint16_t port) {
+  std::vector<ThreadLabels> labels;
+  for (auto& run : runs) labels.push_back(run->meter.metrics_labels());
+  LiveMetrics live;
+  live.board = std::make_unique<MetricsBoard>(self.name, std::move(labels));
+  MetricsServerOptions options;
+  options.address = metrics_bind_address(self.uri.host);
+  options.port = port;
+  auto server = MetricsServer::start(options, [board = live.board.get()] {
+    return render_metrics(board->sample());
+  });
+  if (!server) return std::move(server).error();
+  live.server = std::move(server).value();
+  for (auto& run : runs) run->meter.publish_to(*live.board);
+  return live;
+}
+
 }  // namespace
 
 transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOptions& options,
@@ -235,6 +264,20 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     runs.push_back(std::make_unique<ThreadRun>(*graph, timeout, warmup, *self, process));
     meters.push_back(&runs.back()->meter);
   }
+  LiveMetrics metrics;
+  if (options.metrics_port) {
+    auto started = start_metrics(*self, runs, *options.metrics_port);
+    if (!started) {
+      auto error = std::move(started).error();
+      error.message = "node '" + self->name + "': " + error.message;
+      return error;
+    }
+    metrics = std::move(started).value();
+    // One write, so that nodes sharing a stderr (boreal launch) do not interleave their lines.
+    const std::string line =
+        "node '" + self->name + "': metrics on " + metrics.server->url() + "\n";
+    std::cerr.write(line.data(), static_cast<std::streamsize>(line.size())).flush();
+  }
   auto last_progress = std::chrono::steady_clock::now();
   const auto node_start = last_progress;
   for (auto& run : runs) {
@@ -259,9 +302,12 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   }
   runs[0]->run(stop);
   for (auto& worker : workers) worker.join();
+  // Every thread published its last figures as it stopped; the server goes with the node.
+  if (metrics.server) metrics.server->stop();
 
   NodeReport report;
   report.node = self->name;
+  if (metrics.server) report.metrics_port = metrics.server->port();
   report.threads = threads;
   report.wait = std::string(transport::to_string(graphs[0]->wait.mode));
   report.wait_stats = transport::stats_of(runs[0]->wait);

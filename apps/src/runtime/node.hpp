@@ -10,11 +10,15 @@
 // The node writes JSON lines to `out`: progress objects ({"kind":"progress",...}) about once
 // a second, then one {"kind":"node",...} object with everything it measured (NodeReport),
 // with a section per box and per link.
+//
+// With a metrics port, the node also serves its running totals over HTTP for Prometheus
+// (metrics_server.hpp, docs/metrics.md) from a thread of its own, for as long as it runs.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -30,6 +34,10 @@ struct NodeOptions {
   // The node gives up (and reports an error) when it has not finished this long after start;
   // 0 = derived from the sources' limits (duration + 30 s) or unlimited.
   std::chrono::milliseconds timeout{0};
+  // Serve live metrics on this TCP port (0: a free one), at the node's own host address when
+  // it is numeric (metrics_bind_address()); the URL goes to stderr and the port into the
+  // report. nullopt: no server.
+  std::optional<std::uint16_t> metrics_port;
 };
 
 // How long a run of `spec` may take when every source stops by time: the longest source

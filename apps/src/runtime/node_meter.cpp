@@ -140,10 +140,81 @@ void ThreadMeter::close() {
 }
 
 void ThreadMeter::tick(std::ostream& err) {
+  ticker_.check();
   note_rejected(err);
   const Totals t = totals();
   sent_seen_.store(t.sent, std::memory_order_relaxed);
   received_seen_.store(t.received, std::memory_order_relaxed);
+  if (board_ != nullptr) publish_metrics();
+}
+
+namespace {
+
+// A ring between two threads of a node names its ends "node/t"; a link between nodes, the node.
+std::string link_end(const std::string& node, std::uint32_t thread, const LinkIdentity& identity) {
+  return identity.medium == "inproc" ? node + "/" + std::to_string(thread) : node;
+}
+
+LinkLabels link_labels(const LinkIdentity& identity, std::string from, std::string to,
+                       const char* direction) {
+  return {from + "->" + to + ":" + identity.stream, identity.stream, identity.peer, direction,
+          identity.medium};
+}
+
+}  // namespace
+
+ThreadLabels ThreadMeter::metrics_labels() const {
+  ThreadLabels labels;
+  labels.thread = graph_.thread;
+  labels.wait = std::string(transport::to_string(graph_.wait.mode));
+  for (const auto& writer : graph_.writers) {
+    const auto& id = writer->identity();
+    const std::string me = link_end(self_.name, graph_.thread, id);
+    labels.links.push_back(link_labels(id, me, id.peer, "send"));
+  }
+  for (const auto& reader : graph_.readers) {
+    const auto& id = reader->identity();
+    const std::string me = link_end(self_.name, graph_.thread, id);
+    labels.links.push_back(link_labels(id, id.peer, me, "recv"));
+  }
+  // A source box's tasks (one per output, port 0 first) are one box.
+  for (const auto& source : graph_.sources) {
+    if (source->port() == 0) labels.boxes.push_back({source->name(), "source", false, true});
+  }
+  for (std::size_t k = 0; k < graph_.boxes.size(); ++k) {
+    labels.boxes.push_back({graph_.boxes[k]->name(), graph_.box_types[k], true, true});
+  }
+  for (const auto& sink : graph_.sinks) labels.boxes.push_back({sink->name(), "sink", true, false});
+  return labels;
+}
+
+void ThreadMeter::publish_to(MetricsBoard& board) {
+  board_ = &board;
+  metrics_ = board.blank(graph_.thread);
+}
+
+void ThreadMeter::publish_metrics() {
+  ThreadFigures& f = metrics_;
+  f.cpu_s = seconds(transport::ThreadCpu::now());
+  f.wait = transport::stats_of(wait_);
+  f.tuples_sent = sent_seen_.load(std::memory_order_relaxed);
+  f.tuples_received = received_seen_.load(std::memory_order_relaxed);
+  std::size_t i = 0;
+  for (const auto& writer : graph_.writers) {
+    f.links[i++] = {writer->link().stats(), seconds(writer->backpressured())};
+  }
+  for (const auto& reader : graph_.readers) {
+    f.links[i++] = {reader->link().stats(), seconds(reader->backpressured())};
+  }
+  // Same order as metrics_labels(): sources summed per box, operators, sinks.
+  std::size_t b = 0;
+  for (const auto& source : graph_.sources) {
+    if (source->port() == 0) f.boxes[b++] = {};
+    if (b > 0) f.boxes[b - 1].tuples_out += source->generated();
+  }
+  for (const auto& box : graph_.boxes) f.boxes[b++] = {box->tuples_in(), box->tuples_out()};
+  for (const auto& sink : graph_.sinks) f.boxes[b++] = {sink->tuples_, 0};
+  board_->publish(graph_.thread, f);
 }
 
 void ThreadMeter::note_rejected(std::ostream& err) {

@@ -7,6 +7,9 @@
 // nodes with sinks, the machine's CPU (wall × CPUs − idle), from the first thread's window
 // opening to the last thread's closing; its two calls take a mutex (twice per thread per run).
 // assemble() builds the NodeReport once every thread has stopped.
+//
+// Live metrics (docs/metrics.md): with a MetricsBoard, a ThreadMeter also publishes its
+// thread's running totals there from tick(), on its own thread, once a tick.
 #pragma once
 
 #include <atomic>
@@ -22,8 +25,10 @@
 #include <boreal/transport/agent_runner.hpp>
 #include <boreal/transport/cpu_meter.hpp>
 
+#include "runtime/metrics_board.hpp"
 #include "runtime/node_graph.hpp"
 #include "runtime/node_report.hpp"
+#include "runtime/owner_thread.hpp"
 
 namespace boreal::runtime {
 
@@ -65,8 +70,15 @@ class ThreadMeter {
   void open();
   void close();
   // On the thread, about once a tick: writes the refused connections to `err` and publishes
-  // the totals that progress lines read from another thread.
+  // the totals that progress lines read from another thread, and the live metrics when
+  // publish_to() gave a board.
   void tick(std::ostream& err);
+  // The labels of the thread's links and boxes, in the order tick() publishes their figures.
+  // Before the thread starts.
+  [[nodiscard]] ThreadLabels metrics_labels() const;
+  // From now on tick() publishes into slot `graph.thread` of `board`, which must outlive the
+  // thread's run and have been made from metrics_labels(). Before the thread starts.
+  void publish_to(MetricsBoard& board);
   [[nodiscard]] std::uint64_t sent_so_far() const noexcept { return sent_seen_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t received_so_far() const noexcept {
     return received_seen_.load(std::memory_order_relaxed);
@@ -84,6 +96,8 @@ class ThreadMeter {
   [[nodiscard]] Totals totals() const;
   [[nodiscard]] NodeReport::Syscalls syscalls() const;
   void note_rejected(std::ostream& err);
+  // The thread's running totals into metrics_ (shaped by the board), then onto the board.
+  void publish_metrics();
 
   NodeGraph& graph_;
   const transport::AnyWait& wait_;
@@ -104,6 +118,9 @@ class ThreadMeter {
   std::size_t fabric_rejected_seen_ = 0;
   std::atomic<std::uint64_t> sent_seen_{0};
   std::atomic<std::uint64_t> received_seen_{0};
+  MetricsBoard* board_ = nullptr;
+  ThreadFigures metrics_;  // filled and published by the thread's tick() only
+  OwnerThread ticker_;     // the thread that calls tick()
 };
 
 // {"kind":"progress",...}: tuples sent and received so far by every thread.

@@ -227,6 +227,7 @@ json to_json(const NodeReport& r) {
             {"errors", r.errors},
             {"rejected", r.rejected}};
   if (r.machine) j["machine"] = to_json(*r.machine);
+  if (r.metrics_port) j["metrics_port"] = *r.metrics_port;
   return j;
 }
 
@@ -310,6 +311,7 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
     }
     r.errors = j.value("errors", std::vector<std::string>{});
     r.rejected = j.value("rejected", std::vector<std::string>{});
+    if (j.contains("metrics_port")) r.metrics_port = j["metrics_port"].get<std::uint16_t>();
     return r;
   } catch (const json::exception& e) {
     return transport::fail(transport::ErrorCategory::protocol, 0,

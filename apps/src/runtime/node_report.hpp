@@ -137,6 +137,7 @@ struct NodeReport {
   std::vector<std::string> errors;    // every link failure; the run went wrong
   std::vector<std::string> rejected;  // connections refused before they became a link (bad
                                       // hello, garbage, unknown stream): the node kept serving
+  std::optional<std::uint16_t> metrics_port;  // where it served live metrics (--metrics-port)
 
   [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
 };

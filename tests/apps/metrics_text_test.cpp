@@ -1,0 +1,252 @@
+// The Prometheus text of a node's metrics (runtime/metrics_text.hpp): the exact exposition of
+// a known sample, label escaping, the shape every family keeps; and the board the I/O threads
+// publish to (runtime/metrics_board.hpp), read while it is written.
+#include <atomic>
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "runtime/metrics_board.hpp"
+#include "runtime/metrics_text.hpp"
+
+namespace {
+
+using namespace boreal::runtime;
+using namespace std::chrono_literals;
+
+// Node dst: thread 0 receives `ticks` from src over tcp and runs a filter and a sink; thread 1
+// runs a source whose stream goes to thread 0 over an inproc ring.
+MetricsSample two_threads() {
+  MetricsSample s;
+  s.node = "dst";
+  s.process.cpu_s = 1.5;
+  s.process.resident_bytes = 4096000;
+
+  ThreadLabels t0;
+  t0.thread = 0;
+  t0.wait = "block";
+  t0.links.push_back({"src->dst:ticks", "ticks", "src", "recv", "tcp"});
+  t0.boxes.push_back({"keep", "filter", true, true});
+  t0.boxes.push_back({"check", "sink", true, false});
+  ThreadFigures f0;
+  f0.cpu_s = 0.25;
+  f0.wait.slept = 2ms;
+  f0.wait.sleep_overshoot = 500us;
+  f0.wait.blocked = 1500ms;
+  f0.wait.polls = 10;
+  f0.wait.empty_polls = 4;
+  f0.tuples_received = 900;
+  LinkFigures l0;
+  l0.stats.frames = 4;
+  l0.stats.tuples = 1000;
+  l0.stats.payload_bytes = 64000;
+  l0.stats.duplicates_dropped = 2;
+  l0.stats.read_calls = 99;  // not exported
+  l0.backpressured_s = 0.125;
+  f0.links.push_back(l0);
+  f0.boxes.push_back({1000, 900});
+  f0.boxes.push_back({900, 0});
+
+  ThreadLabels t1;
+  t1.thread = 1;
+  t1.wait = "adaptive";
+  t1.links.push_back({"dst/1->dst/0:local", "local", "dst/0", "send", "inproc"});
+  t1.boxes.push_back({"gen", "source", false, true});
+  ThreadFigures f1;
+  f1.cpu_s = 0.5;
+  f1.wait.state_time[static_cast<std::size_t>(boreal::transport::IdleState::spin)] = 750ms;
+  f1.wait.polls = 7;
+  f1.wait.empty_polls = 1;
+  f1.tuples_sent = 1200;
+  LinkFigures l1;
+  l1.stats.frames = 3;
+  l1.stats.tuples = 1200;
+  l1.stats.payload_bytes = 76800;
+  l1.stats.credit_stalls = 5;
+  f1.links.push_back(l1);
+  f1.boxes.push_back({0, 1200});
+
+  s.labels = {t0, t1};
+  s.threads = {f0, f1};
+  return s;
+}
+
+TEST(MetricsText, RendersAKnownSampleExactly) {
+  const std::string expected = R"text(# HELP boreal_process_cpu_seconds_total CPU time of the whole node process (getrusage user + system).
+# TYPE boreal_process_cpu_seconds_total counter
+boreal_process_cpu_seconds_total{node="dst"} 1.5
+# HELP boreal_process_resident_memory_bytes Resident memory of the node process now (/proc/self/statm).
+# TYPE boreal_process_resident_memory_bytes gauge
+boreal_process_resident_memory_bytes{node="dst"} 4096000
+# HELP boreal_node_tuples_sent_total Tuples the node's sources generated.
+# TYPE boreal_node_tuples_sent_total counter
+boreal_node_tuples_sent_total{node="dst"} 1200
+# HELP boreal_node_tuples_received_total Tuples the node's sinks consumed.
+# TYPE boreal_node_tuples_received_total counter
+boreal_node_tuples_received_total{node="dst"} 900
+# HELP boreal_thread_cpu_seconds_total CPU time of the I/O thread (CLOCK_THREAD_CPUTIME_ID).
+# TYPE boreal_thread_cpu_seconds_total counter
+boreal_thread_cpu_seconds_total{node="dst",thread="0",wait="block"} 0.25
+boreal_thread_cpu_seconds_total{node="dst",thread="1",wait="adaptive"} 0.5
+# HELP boreal_thread_wait_seconds_total Time the I/O thread spent waiting for work, by how it waited.
+# TYPE boreal_thread_wait_seconds_total counter
+boreal_thread_wait_seconds_total{node="dst",thread="0",wait="block",state="sleep"} 0.0025
+boreal_thread_wait_seconds_total{node="dst",thread="0",wait="block",state="block"} 1.5
+boreal_thread_wait_seconds_total{node="dst",thread="0",wait="block",state="spin"} 0
+boreal_thread_wait_seconds_total{node="dst",thread="1",wait="adaptive",state="sleep"} 0
+boreal_thread_wait_seconds_total{node="dst",thread="1",wait="adaptive",state="block"} 0
+boreal_thread_wait_seconds_total{node="dst",thread="1",wait="adaptive",state="spin"} 0.75
+# HELP boreal_thread_polls_total Duty cycles of the I/O thread.
+# TYPE boreal_thread_polls_total counter
+boreal_thread_polls_total{node="dst",thread="0",wait="block"} 10
+boreal_thread_polls_total{node="dst",thread="1",wait="adaptive"} 7
+# HELP boreal_thread_empty_polls_total Duty cycles of the I/O thread that found no work.
+# TYPE boreal_thread_empty_polls_total counter
+boreal_thread_empty_polls_total{node="dst",thread="0",wait="block"} 4
+boreal_thread_empty_polls_total{node="dst",thread="1",wait="adaptive"} 1
+# HELP boreal_link_tuples_total Tuples the link end sent or received.
+# TYPE boreal_link_tuples_total counter
+boreal_link_tuples_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 1000
+boreal_link_tuples_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 1200
+# HELP boreal_link_payload_bytes_total Payload bytes of the data frames the link end sent or received (headers excluded).
+# TYPE boreal_link_payload_bytes_total counter
+boreal_link_payload_bytes_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 64000
+boreal_link_payload_bytes_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 76800
+# HELP boreal_link_frames_total Data frames the link end sent or received.
+# TYPE boreal_link_frames_total counter
+boreal_link_frames_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 4
+boreal_link_frames_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 3
+# HELP boreal_link_credit_stalls_total Frames the sending end could not claim for lack of credit.
+# TYPE boreal_link_credit_stalls_total counter
+boreal_link_credit_stalls_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 0
+boreal_link_credit_stalls_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 5
+# HELP boreal_link_duplicates_dropped_total Frames the receiving end discarded as already delivered (by sequence number).
+# TYPE boreal_link_duplicates_dropped_total counter
+boreal_link_duplicates_dropped_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 2
+boreal_link_duplicates_dropped_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0
+# HELP boreal_link_backpressured_seconds_total Sending end: time its producers were held back; receiving end: time it was not polled because its stream was blocked downstream.
+# TYPE boreal_link_backpressured_seconds_total counter
+boreal_link_backpressured_seconds_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 0.125
+boreal_link_backpressured_seconds_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0
+# HELP boreal_link_thread_cpu_seconds_total CPU time of the I/O thread that runs the link end (shared with that thread's other links and boxes).
+# TYPE boreal_link_thread_cpu_seconds_total counter
+boreal_link_thread_cpu_seconds_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 0.25
+boreal_link_thread_cpu_seconds_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0.5
+# HELP boreal_box_tuples_in_total Tuples the box took in (every box but sources).
+# TYPE boreal_box_tuples_in_total counter
+boreal_box_tuples_in_total{node="dst",box="keep",type="filter",thread="0"} 1000
+boreal_box_tuples_in_total{node="dst",box="check",type="sink",thread="0"} 900
+# HELP boreal_box_tuples_out_total Tuples the box emitted (every box but sinks).
+# TYPE boreal_box_tuples_out_total counter
+boreal_box_tuples_out_total{node="dst",box="keep",type="filter",thread="0"} 900
+boreal_box_tuples_out_total{node="dst",box="gen",type="source",thread="1"} 1200
+)text";
+  EXPECT_EQ(render_metrics(two_threads()), expected);
+}
+
+TEST(MetricsText, EscapesBackslashQuoteAndNewlineInLabelValues) {
+  MetricsSample s = two_threads();
+  s.node = "a\\b\"c\nd";
+  const std::string text = render_metrics(s);
+  EXPECT_NE(text.find("boreal_process_cpu_seconds_total{node=\"a\\\\b\\\"c\\nd\"} 1.5\n"),
+            std::string::npos)
+      << text;
+}
+
+// Every family: HELP, then TYPE, then at least one series of that name; counters end in _total.
+TEST(MetricsText, EveryFamilyHasHelpTypeAndSeriesAndCountersEndInTotal) {
+  std::istringstream in(render_metrics(two_threads()));
+  std::string line;
+  std::string family;
+  std::string type;
+  int families = 0;
+  int series = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      family = line.substr(7, line.find(' ', 7) - 7);
+      ++families;
+      ASSERT_TRUE(std::getline(in, line));
+      ASSERT_EQ(line.rfind("# TYPE " + family + " ", 0), 0U) << line;
+      type = line.substr(8 + family.size());
+      EXPECT_TRUE(type == "counter" || type == "gauge") << line;
+      if (type == "counter") {
+        EXPECT_TRUE(family.ends_with("_total")) << family;
+      }
+      EXPECT_EQ(family.rfind("boreal_", 0), 0U) << family;
+      continue;
+    }
+    ASSERT_EQ(line.rfind(family + "{node=\"dst\"", 0), 0U) << line;
+    ++series;
+  }
+  EXPECT_EQ(families, 17);
+  EXPECT_GT(series, families);
+}
+
+TEST(MetricsText, AnEmptyNodeStillHasItsProcessAndNodeFamilies) {
+  MetricsSample s;
+  s.node = "idle";
+  const std::string text = render_metrics(s);
+  EXPECT_NE(text.find("boreal_node_tuples_sent_total{node=\"idle\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE boreal_link_tuples_total counter\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("boreal_link_tuples_total{"), std::string::npos) << text;
+}
+
+TEST(MetricsBoard, SampleReturnsWhatEachThreadPublishedWithItsLabels) {
+  const MetricsSample known = two_threads();
+  MetricsBoard board("dst", known.labels);
+  ASSERT_EQ(board.threads(), 2U);
+  for (std::size_t t = 0; t < 2; ++t) board.publish(t, known.threads[t]);
+  MetricsSample read = board.sample();
+  EXPECT_GT(read.process.cpu_s, 0.0);
+  EXPECT_GT(read.process.resident_bytes, 0U);
+  read.process = known.process;
+  EXPECT_EQ(render_metrics(read), render_metrics(known));
+}
+
+TEST(MetricsBoard, BeforeAnyPublishEveryFigureIsZero) {
+  MetricsBoard board("dst", two_threads().labels);
+  const MetricsSample read = board.sample();
+  ASSERT_EQ(read.threads.size(), 2U);
+  ASSERT_EQ(read.threads[0].links.size(), 1U);
+  EXPECT_EQ(read.threads[0].links[0].stats.tuples, 0U);
+  ASSERT_EQ(read.threads[0].boxes.size(), 2U);
+  EXPECT_EQ(read.threads[1].tuples_sent, 0U);
+}
+
+// A writer publishes figures whose every number is its round k; a reader sampling meanwhile
+// must never see two rounds mixed in one thread's figures (run under ThreadSanitizer too).
+TEST(MetricsBoard, AReaderNeverSeesHalfAPublication) {
+  MetricsBoard board("dst", two_threads().labels);
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    ThreadFigures f = board.blank(0);
+    for (std::uint64_t k = 1; k <= 20000; ++k) {
+      f.tuples_received = k;
+      f.wait.polls = k;
+      for (auto& link : f.links) link.stats.tuples = k;
+      for (auto& box : f.boxes) box = {k, k};
+      board.publish(0, f);
+    }
+    done = true;
+  });
+  std::uint64_t last = 0;
+  int samples = 0;
+  while (!done.load() || samples == 0) {
+    const MetricsSample s = board.sample();
+    const ThreadFigures& f = s.threads[0];
+    const std::uint64_t k = f.tuples_received;
+    ASSERT_EQ(f.wait.polls, k);
+    ASSERT_EQ(f.links[0].stats.tuples, k);
+    ASSERT_EQ(f.boxes[1].tuples_in, k);
+    ASSERT_GE(k, last);
+    last = k;
+    ++samples;
+  }
+  writer.join();
+  EXPECT_EQ(board.sample().threads[0].tuples_received, 20000U);
+}
+
+}  // namespace
