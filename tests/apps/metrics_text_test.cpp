@@ -44,6 +44,7 @@ MetricsSample two_threads() {
   l0.stats.tuples = 1000;
   l0.stats.payload_bytes = 64000;
   l0.stats.duplicates_dropped = 2;
+  l0.stats.reconnects = 1;
   l0.stats.read_calls = 99;  // not exported
   l0.backpressured_s = 0.125;
   f0.links.push_back(l0);
@@ -127,6 +128,14 @@ boreal_link_credit_stalls_total{node="dst",link="dst/1->dst/0:local",stream="loc
 # TYPE boreal_link_duplicates_dropped_total counter
 boreal_link_duplicates_dropped_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 2
 boreal_link_duplicates_dropped_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0
+# HELP boreal_link_frames_replayed_total Frames the sending end sent again after reconnecting.
+# TYPE boreal_link_frames_replayed_total counter
+boreal_link_frames_replayed_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 0
+boreal_link_frames_replayed_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0
+# HELP boreal_link_reconnects_total Times the link end's connection was re-established after a loss.
+# TYPE boreal_link_reconnects_total counter
+boreal_link_reconnects_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 1
+boreal_link_reconnects_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0
 # HELP boreal_link_backpressured_seconds_total Sending end: time its producers were held back; receiving end: time it was not polled because its stream was blocked downstream.
 # TYPE boreal_link_backpressured_seconds_total counter
 boreal_link_backpressured_seconds_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 0.125
@@ -181,7 +190,7 @@ TEST(MetricsText, EveryFamilyHasHelpTypeAndSeriesAndCountersEndInTotal) {
     ASSERT_EQ(line.rfind(family + "{node=\"dst\"", 0), 0U) << line;
     ++series;
   }
-  EXPECT_EQ(families, 17);
+  EXPECT_EQ(families, 19);
   EXPECT_GT(series, families);
 }
 

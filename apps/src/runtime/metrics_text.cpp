@@ -26,6 +26,8 @@ constexpr LinkCounter kLinkCounters[] = {
     {"boreal_link_frames_total", "Data frames the link end sent or received.", &transport::LinkStats::frames},
     {"boreal_link_credit_stalls_total", "Frames the sending end could not claim for lack of credit.", &transport::LinkStats::credit_stalls},
     {"boreal_link_duplicates_dropped_total", "Frames the receiving end discarded as already delivered (by sequence number).", &transport::LinkStats::duplicates_dropped},
+    {"boreal_link_frames_replayed_total", "Frames the sending end sent again after reconnecting.", &transport::LinkStats::frames_replayed},
+    {"boreal_link_reconnects_total", "Times the link end's connection was re-established after a loss.", &transport::LinkStats::reconnects},
 };
 // clang-format on
 
