@@ -226,6 +226,42 @@ class FaultRun(unittest.TestCase):
                           if r.get("kind") == "node" and r["node"] == "dst"]
         return csv, receiver
 
+    def kill_and_restart(self, tag, nodes, victim, expected):
+        """Starts `nodes` (receivers first) with `boreal run`, SIGKILLs `victim` a third of
+        the way through once its checkpoint exists, starts it again as VICTIM2, and waits for
+        every node to finish; checks the CSV against `expected` and that no checkpoint is
+        left. Returns the paths of the CSV output and of the checkpoint."""
+        network, output, checkpoint = self.network(tag)
+        running = {name: self.start(network, name, name + ("1" if name == victim else ""))
+                   for name in nodes}
+        self.wait_until("a checkpoint and a third of the output",
+                        lambda: os.path.exists(checkpoint)
+                        and os.path.exists(output)
+                        and os.path.getsize(output) > len(expected) // 3)
+        running[victim].kill()
+        time.sleep(0.3)
+        running[victim] = self.start(network, victim, victim + "2")
+        for name, node in running.items():
+            tag_of = name + ("2" if name == victim else "")
+            self.assertEqual(node.wait(), 0, self.log_of(tag_of))
+        self.assertIn("node '%s': resuming from checkpoint %s (" % (victim, checkpoint),
+                      self.log_of(victim + "2"))
+        with open(output, "rb") as f:
+            got = f.read()
+        self.assertEqual(len(got.splitlines()), len(expected.splitlines()))
+        self.assertTrue(got == expected, "the CSV differs from the run without faults")
+        self.assertEqual([f for f in os.listdir(self.dir) if f.startswith(tag + ".checkpoint")],
+                         [], "a finished run leaves no checkpoint")
+        return output, checkpoint
+
+    def assert_received_everything(self, receiver, reference):
+        self.assertEqual(receiver["errors"], [])
+        self.assertEqual((receiver["lost"], receiver["duplicated"], receiver["out_of_order"]),
+                         (0, 0, 0))
+        self.assertEqual(receiver["tuples_received"], reference["tuples_received"])
+        # The sink's checksum of everything it received runs on across a restart.
+        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
+
     def wait_until(self, what, condition, timeout=20):
         deadline = time.monotonic() + timeout
         while not condition():
@@ -237,37 +273,12 @@ class FaultRun(unittest.TestCase):
 class ReceiverRestart(FaultRun):
     def test_killed_receiver_resumes_from_its_checkpoint(self):
         expected, reference = self.reference()
-        network, output, checkpoint = self.network("fault")
-        dst = self.start(network, "dst", "dst1")
-        src = self.start(network, "src", "src")
-        # Killed a third of the way through, once a checkpoint holds some of it.
-        self.wait_until("a checkpoint and a third of the output",
-                        lambda: os.path.exists(checkpoint)
-                        and os.path.exists(output)
-                        and os.path.getsize(output) > len(expected) // 3)
-        dst.kill()
-        time.sleep(0.3)
-        dst2 = self.start(network, "dst", "dst2")
-        self.assertEqual(dst2.wait(), 0, self.log_of("dst2"))
-        self.assertEqual(src.wait(), 0, self.log_of("src"))
-        self.assertIn("node 'dst': resuming from checkpoint " + checkpoint + " (ticks after frame ",
-                      self.log_of("dst2"))
-
-        with open(output, "rb") as f:
-            got = f.read()
-        self.assertEqual(len(got), len(expected))
-        self.assertTrue(got == expected, "the CSV differs from the run without faults")
-        self.assertFalse(os.path.exists(checkpoint), "a finished run leaves no checkpoint")
-
+        self.kill_and_restart("fault", ["dst", "src"], "dst", expected)
+        self.assertIn("(ticks after frame ", self.log_of("dst2"))
         receiver = node_report(os.path.join(self.dir, "dst2.json"))
+        self.assert_received_everything(receiver, reference)
         sender = node_report(os.path.join(self.dir, "src.json"))
-        self.assertEqual(receiver["errors"], [])
         self.assertEqual(sender["errors"], [])
-        self.assertEqual(receiver["lost"], 0)
-        self.assertEqual(receiver["duplicated"], 0)
-        self.assertEqual(receiver["out_of_order"], 0)
-        # The sink's checksum of everything it received runs on across the restart.
-        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
         [link] = [l for l in sender["links"] if l["direction"] == "send"]
         self.assertEqual(link["state"], "finished")
         self.assertEqual(link["stats"]["reconnects"], 1)
@@ -283,37 +294,12 @@ class MiddleRestart(FaultRun):
 
     def test_killed_middle_node_resumes_from_its_checkpoint(self):
         expected, reference = self.reference()
-        network, output, checkpoint = self.network("middle")
-        dst = self.start(network, "dst", "dst")
-        mid = self.start(network, "mid", "mid1")
-        src = self.start(network, "src", "src")
-        self.wait_until("a checkpoint and a third of the output",
-                        lambda: os.path.exists(checkpoint)
-                        and os.path.exists(output)
-                        and os.path.getsize(output) > len(expected) // 3)
-        mid.kill()
-        time.sleep(0.3)
-        mid2 = self.start(network, "mid", "mid2")
-        self.assertEqual(mid2.wait(), 0, self.log_of("mid2"))
-        self.assertEqual(src.wait(), 0, self.log_of("src"))
-        self.assertEqual(dst.wait(), 0, self.log_of("dst"))
-        self.assertIn("node 'mid': resuming from checkpoint " + checkpoint, self.log_of("mid2"))
-        with open(output, "rb") as f:
-            got = f.read()
-        self.assertEqual(len(got), len(expected))
-        self.assertTrue(got == expected, "the CSV differs from the run without faults")
-        self.assertEqual([f for f in os.listdir(self.dir) if f.startswith("middle.checkpoint")],
-                         [], "a finished run leaves no checkpoint")
+        self.kill_and_restart("middle", ["dst", "mid", "src"], "mid", expected)
         receiver = node_report(os.path.join(self.dir, "dst.json"))
-        self.assertEqual(receiver["errors"], [])
-        self.assertEqual((receiver["lost"], receiver["duplicated"], receiver["out_of_order"]),
-                         (0, 0, 0))
-        self.assertEqual(receiver["tuples_received"], TUPLES)
-        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
+        self.assert_received_everything(receiver, reference)
         [link] = [l for l in receiver["links"] if l["direction"] == "recv"]
         self.assertEqual(link["stats"]["reconnects"], 1)
-        middle = node_report(os.path.join(self.dir, "mid2.json"))
-        self.assertEqual(middle["errors"], [])
+        self.assertEqual(node_report(os.path.join(self.dir, "mid2.json"))["errors"], [])
 
 
 class MiddleRestartWithState(FaultRun):
@@ -324,25 +310,7 @@ class MiddleRestartWithState(FaultRun):
     def test_killed_aggregating_node_resumes_its_windows(self):
         expected, reference = self.reference()
         self.assertGreater(len(expected.splitlines()), 1000)
-        network, output, checkpoint = self.network("aggregate")
-        dst = self.start(network, "dst", "dst")
-        mid = self.start(network, "mid", "mid1")
-        src = self.start(network, "src", "src")
-        self.wait_until("a checkpoint and a third of the output",
-                        lambda: os.path.exists(checkpoint)
-                        and os.path.exists(output)
-                        and os.path.getsize(output) > len(expected) // 3)
-        mid.kill()
-        time.sleep(0.3)
-        mid2 = self.start(network, "mid", "mid2")
-        self.assertEqual(mid2.wait(), 0, self.log_of("mid2"))
-        self.assertEqual(src.wait(), 0, self.log_of("src"))
-        self.assertEqual(dst.wait(), 0, self.log_of("dst"))
-        self.assertIn("node 'mid': resuming from checkpoint " + checkpoint, self.log_of("mid2"))
-        with open(output, "rb") as f:
-            got = f.read()
-        self.assertEqual(len(got.splitlines()), len(expected.splitlines()))
-        self.assertTrue(got == expected, "the CSV differs from the run without faults")
+        self.kill_and_restart("aggregate", ["dst", "mid", "src"], "mid", expected)
         receiver = node_report(os.path.join(self.dir, "dst.json"))
         self.assertEqual(receiver["errors"], [])
         self.assertEqual(receiver["tuples_received"], reference["tuples_received"])
@@ -383,12 +351,8 @@ class ConnectionResets(FaultRun):
         with open(reports) as f:
             nodes = {r["node"]: r for r in map(json.loads, f) if r.get("kind") == "node"}
         receiver, sender = nodes["dst"], nodes["src"]
-        self.assertEqual(receiver["errors"], [])
+        self.assert_received_everything(receiver, reference)
         self.assertEqual(sender["errors"], [])
-        self.assertEqual((receiver["lost"], receiver["duplicated"], receiver["out_of_order"]),
-                         (0, 0, 0))
-        self.assertEqual(receiver["tuples_received"], TUPLES)
-        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
         [link] = [l for l in sender["links"] if l["direction"] == "send"]
         self.assertEqual(link["stats"]["reconnects"], kills)
 
@@ -425,11 +389,7 @@ class LinkDownUp(FaultRun):
             self.assertTrue(f.read() == expected, "the CSV differs from the run without faults")
         with open(reports) as f:
             nodes = {r["node"]: r for r in map(json.loads, f) if r.get("kind") == "node"}
-        receiver = nodes["dst"]
-        self.assertEqual(receiver["errors"], [])
-        self.assertEqual((receiver["lost"], receiver["duplicated"], receiver["out_of_order"]),
-                         (0, 0, 0))
-        self.assertEqual(receiver["checksum_received"], reference["checksum_received"])
+        self.assert_received_everything(nodes["dst"], reference)
         self.assertFalse(os.path.exists(checkpoint))
 
 

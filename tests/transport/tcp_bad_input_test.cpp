@@ -36,18 +36,7 @@ using Bytes = std::vector<std::byte>;
 
 constexpr std::uint32_t kTupleBytes = 8;
 
-LinkOptions stream_options(std::uint32_t id) {
-  LinkOptions o;
-  o.stream_id = id;
-  o.tuple_bytes = kTupleBytes;
-  o.schema_hash = 0xFEED;
-  o.cluster_token = 77;
-  o.max_payload_bytes = 8 * kTupleBytes;
-  o.window = 16;
-  o.credit_batch = 4;
-  o.name = "s" + std::to_string(id);
-  return o;
-}
+LinkOptions stream_options(std::uint32_t id) { return testing::small_link_options(id, kTupleBytes); }
 
 Bytes encode(FrameHeader header, const Bytes& payload) {
   header.payload_bytes = static_cast<std::uint32_t>(payload.size());

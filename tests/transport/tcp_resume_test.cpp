@@ -34,18 +34,7 @@ using testing::pump_until;
 
 constexpr std::uint32_t kTupleBytes = 16;
 
-LinkOptions options(std::uint32_t id = 1) {
-  LinkOptions o;
-  o.stream_id = id;
-  o.tuple_bytes = kTupleBytes;
-  o.schema_hash = 0xFEED;
-  o.cluster_token = 77;
-  o.max_payload_bytes = 8 * kTupleBytes;
-  o.window = 16;
-  o.credit_batch = 4;
-  o.name = "s" + std::to_string(id);
-  return o;
-}
+LinkOptions options() { return testing::small_link_options(1, kTupleBytes); }
 
 // Relays connections from its port to `target_port`, on its own thread. cut() resets every
 // relayed connection; refuse() also stops accepting new ones.

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <span>
+#include <string>
 
 #include <boost/endian/conversion.hpp>
 
@@ -134,6 +135,21 @@ class CheckingSink final : public FrameSink {
   std::uint32_t tuple_bytes_;
   std::byte expected_[256]{};
 };
+
+// A small link for tests: stream `id` ("s<id>"), tuples of `tuple_bytes`, eight tuples per
+// frame, a window of 16 frames granted back four at a time.
+inline LinkOptions small_link_options(std::uint32_t id, std::uint32_t tuple_bytes) {
+  LinkOptions o;
+  o.stream_id = id;
+  o.tuple_bytes = tuple_bytes;
+  o.schema_hash = 0xFEED;
+  o.cluster_token = 77;
+  o.max_payload_bytes = 8 * tuple_bytes;
+  o.window = 16;
+  o.credit_batch = 4;
+  o.name = "s" + std::to_string(id);
+  return o;
+}
 
 // Calls `step` until `done` holds or kDeadline passes; returns whether `done` held.
 inline bool pump_until(const std::function<void()>& step, const std::function<bool()>& done) {
