@@ -14,9 +14,10 @@ function(boreal_set_warnings target)
   endif()
 endfunction()
 
-# boreal_add_test(NAME SOURCES... LIBS ...): one GoogleTest executable, registered with ctest.
+# boreal_add_test(NAME SOURCES... LIBS ... [TIMEOUT s] [RESOURCE_LOCK name]): one GoogleTest
+# executable, registered with ctest; tests holding the same lock never run at once.
 function(boreal_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;RESOURCE_LOCK" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
@@ -24,7 +25,11 @@ function(boreal_add_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  set(_props TIMEOUT ${ARG_TIMEOUT})
+  if(ARG_RESOURCE_LOCK)
+    list(APPEND _props RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES ${_props})
 endfunction()
 
 # boreal_add_bench(NAME SOURCES... LIBS ...): one Google Benchmark executable.
