@@ -30,8 +30,19 @@
  * unwinder stops one frame above malloc, inside libfabric, and the stacks never reach the
  * libfabric call the program made.
  *
- * Arguments: PROVIDER [rma]; `rma` adds FI_RMA to the caps, as fabric-rma's hints do.
- * Exit status: 0 done, 2 a libfabric call failed, 1 LeakSanitizer found a leak. */
+ * `close-first` closes the receiver before the sender, which then injects to it 100 times (as
+ * a link's acks and heartbeats go on while its peer goes away). It shows why the shm cases of
+ * tests/transport/fabric_link_test.cpp that close one end while the other sends are skipped:
+ * with `shm` (both ends in one process) the first fi_tinject after the close crashes inside
+ * libfabric (SIGSEGV in pthread_spin_lock, on the closed peer's region), with or without
+ * sanitizers; `net`, `sockets` and `tcp;ofi_rxm` return an error or -FI_EAGAIN instead:
+ *
+ *   gcc -g scripts/sanitizers/libfabric_leak_repro.c -o /tmp/leak_repro -lfabric
+ *   /tmp/leak_repro shm close-first      # "terminated with signal 11" (libfabric 1.17.0)
+ *   /tmp/leak_repro sockets close-first  # completes
+ *
+ * Arguments: PROVIDER [rma] [close-first]; `rma` adds FI_RMA to the caps, as fabric-rma's
+ * hints do. Exit status: 0 done, 2 a libfabric call failed, 1 LeakSanitizer found a leak. */
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -141,7 +152,11 @@ static int complete_both(struct side* a, struct side* b) {
 
 int main(int argc, char** argv) {
   const char* provider = argc > 1 ? argv[1] : "net";
-  const int rma = argc > 2 && strcmp(argv[2], "rma") == 0;
+  int rma = 0, close_first = 0;
+  for (int i = 2; i < argc; ++i) {
+    rma |= strcmp(argv[i], "rma") == 0;
+    close_first |= strcmp(argv[i], "close-first") == 0;
+  }
   static struct side receiver, sender;
   int bad = open_side(&receiver, provider, rma, 1) || open_side(&sender, provider, rma, 0);
   if (!bad) {
@@ -166,8 +181,17 @@ int main(int argc, char** argv) {
             memcmp(receiver.buffer, "boreal!", 8) != 0;
     }
   }
+  if (close_first && !bad) {
+    bad |= close_side(&receiver);
+    fprintf(stderr, "%s: receiver closed; the sender injects to it\n", provider);
+    for (int i = 0; i < 100; ++i) {
+      struct fi_cq_tagged_entry entry;
+      (void)fi_tinject(sender.ep, sender.buffer, 8, 0, 7); /* fi_addr 0: the receiver */
+      (void)fi_cq_read(sender.cq, &entry, 1);
+    }
+  }
   bad |= close_side(&sender);
-  bad |= close_side(&receiver);
+  if (!close_first) bad |= close_side(&receiver);
   fprintf(stderr, "%s: one tagged message %s, everything closed and freed%s\n", provider,
           bad ? "NOT delivered" : "delivered", bad ? " (errors above)" : "");
   return bad ? 2 : 0; /* LeakSanitizer turns a leak into exit 1 and a report at exit */
