@@ -17,7 +17,6 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <random>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -28,7 +27,7 @@
 #include <boreal/transport/credit_window.hpp>
 #include <boreal/transport/tcp_medium.hpp>
 
-#include "core/send_path.hpp"  // seal_frame
+#include "core/backup_queue.hpp"
 #include "tcp/socket_io.hpp"
 
 namespace boreal::transport {
@@ -47,14 +46,6 @@ constexpr std::chrono::milliseconds kConnectRetry{20};
 constexpr std::chrono::milliseconds kReconnectFirst{10};
 constexpr std::chrono::milliseconds kReconnectMost{500};
 
-std::uint32_t pick_sender_id(std::uint32_t configured) {
-  if (configured != 0) return configured;
-  std::random_device entropy;
-  for (;;) {
-    if (const std::uint32_t id = entropy(); id != 0) return id;
-  }
-}
-
 class TcpSendLink final : public SendLink {
  public:
   TcpSendLink(EventLoop& loop, std::vector<tcp::endpoint> peers, std::string peer_text,
@@ -65,10 +56,10 @@ class TcpSendLink final : public SendLink {
         peers_(std::move(peers)),
         peer_text_(std::move(peer_text)),
         options_(options),
-        sender_id_(pick_sender_id(options.sender_id)),
+        sender_id_(detail::pick_sender_id(options.sender_id)),
         pool_(options.window + options.backup_frames,
               kFrameHeaderBytes + options.max_payload_bytes),
-        queue_(pool_.capacity()),
+        backup_(pool_, pool_.capacity(), options.hold_until_released),
         connect_timeout_(connect_timeout),
         connect_deadline_(std::chrono::steady_clock::now() + connect_timeout) {
     // The loop keeps its sources, and the io_context its handlers, after this link is gone:
@@ -100,45 +91,20 @@ class TcpSendLink final : public SendLink {
   // A claim needs a credit that no queued frame has a claim on yet, and a free buffer (one
   // not holding an unacknowledged frame).
   SendStatus try_claim(Claim& out) override {
-    if (state_ == LinkState::failed || eos_committed_) return SendStatus::closed;
-    if (state_ != LinkState::established) return SendStatus::not_connected;
-    // Held output waits for a checkpoint, not for credit: only the pool bounds it.
-    if (!options_.hold_until_released &&
-        credits_.available() <= (tail_ - credited_) + open_claims_) {
-      ++stats_.credit_stalls;
-      return SendStatus::back_pressured;
-    }
-    auto buffer = pool_.acquire();
-    if (!buffer) return SendStatus::back_pressured;
-    ++open_claims_;
-    out.payload = {buffer->data + kFrameHeaderBytes, options_.max_payload_bytes};
-    out.slot = buffer->index;
-    return SendStatus::ok;
+    return backup_.claim(state_, credits_, options_.max_payload_bytes, stats_, out);
   }
 
   void commit(const Claim& claim, std::uint32_t tuple_count, std::uint32_t payload_bytes,
               std::uint16_t flags) override {
     assert((flags & kFlagData) != 0 && (flags & ~(kFlagData | kFlagEndOfStream)) == 0);
-    assert(payload_bytes <= options_.max_payload_bytes && !eos_committed_ && open_claims_ > 0);
-    --open_claims_;
-    // The frame at queue position p has sequence p + 1.
-    const FrameHeader header = detail::seal_frame(pool_.at(claim.slot), options_.stream_id,
-                                                  tail_ + 1, tuple_count, payload_bytes, flags,
-                                                  stats_);
-    queue_[tail_ % queue_.size()] = {
-        claim.slot, static_cast<std::uint32_t>(kFrameHeaderBytes + payload_bytes)};
-    ++tail_;
-    if (flags & kFlagEndOfStream) {
-      eos_committed_ = true;
-      eos_sequence_ = header.sequence;
-    }
+    assert(payload_bytes <= options_.max_payload_bytes);
+    backup_.commit(claim, options_.stream_id, tuple_count, payload_bytes, flags, stats_);
   }
 
   bool arm() override {
     if (state_ == LinkState::failed || state_ == LinkState::finished) return true;
     if (!socket_ready_) return true;  // the connect handler notifies the loop
-    const std::uint64_t writable = options_.hold_until_released ? released_ : tail_;
-    const bool can_write = sent_ < writable && (sent_ < credited_ || credits_.available() > 0);
+    const bool can_write = backup_.can_send(credits_);
     if (can_write && !write_blocked_) return false;
     if (!read_wait_pending_) {
       read_wait_pending_ = true;
@@ -170,75 +136,23 @@ class TcpSendLink final : public SendLink {
   std::uint64_t credits_available() const override { return credits_.available(); }
   std::uint32_t window() const override { return options_.window; }
 
-  void release(std::uint64_t through) override { released_ = std::max(released_, std::min(through, tail_)); }
-  std::uint64_t committed() const override { return tail_; }
+  void release(std::uint64_t through) override { backup_.release(through); }
+  std::uint64_t committed() const override { return backup_.tail(); }
 
   void append_unacknowledged(std::vector<std::byte>& out) const override {
-    for (auto p = acked_; p != tail_; ++p) {
-      const auto& q = queue_[p % queue_.size()];
-      const std::byte* frame = pool_.at(q.slot).data;
-      out.insert(out.end(), frame, frame + q.bytes);
-    }
+    backup_.append_unacknowledged(out);
   }
 
   Result<void> restore(std::span<const std::byte> frames, std::uint64_t committed) override {
-    assert(tail_ == 0 && !socket_ready_);
-    const FrameLimits limits{.stream_id = options_.stream_id,
-                             .tuple_bytes = options_.tuple_bytes,
-                             .max_payload_bytes = options_.max_payload_bytes};
-    std::vector<std::pair<FrameHeader, std::span<const std::byte>>> parsed;
-    for (std::size_t at = 0; at < frames.size();) {
-      auto bad = [&](const std::string& what) {
-        return fail(ErrorCategory::protocol, 0,
-                    describe() + ": the checkpoint's frame at byte " + std::to_string(at) + ": " + what);
-      };
-      if (frames.size() - at < kFrameHeaderBytes) return bad("truncated header");
-      const auto raw = std::span<const std::byte, kFrameHeaderBytes>(frames.data() + at, kFrameHeaderBytes);
-      auto header = decode_header(raw, limits);
-      if (!header) return bad(header.error().message);
-      const FrameHeader& h = header.value();
-      if (!(h.flags & kFlagData)) return bad("not a data frame");
-      if (frames.size() - at - kFrameHeaderBytes < h.payload_bytes) return bad("truncated payload");
-      const auto payload = frames.subspan(at + kFrameHeaderBytes, h.payload_bytes);
-      if (auto ok = verify_checksum(h, raw, payload); !ok) return bad(ok.error().message);
-      parsed.emplace_back(h, frames.subspan(at, kFrameHeaderBytes + h.payload_bytes));
-      at += kFrameHeaderBytes + h.payload_bytes;
-    }
-    const std::uint64_t first = committed + 1 - parsed.size();
-    if (parsed.size() > committed || parsed.size() > pool_.capacity()) {
-      return fail(ErrorCategory::config, 0,
-                  describe() + ": the checkpoint holds " + std::to_string(parsed.size()) +
-                      " frames, more than " +
-                      (parsed.size() > committed ? "it committed" : "this link's buffers hold"));
-    }
-    for (std::size_t i = 0; i < parsed.size(); ++i) {
-      if (parsed[i].first.sequence != first + i) {
-        return fail(ErrorCategory::protocol, 0,
-                    describe() + ": the checkpoint's frames are not frames " +
-                        std::to_string(first) + ".." + std::to_string(committed) + " in order");
-      }
-    }
-    acked_ = sent_ = credited_ = first - 1;
-    for (const auto& [header, bytes] : parsed) {
-      auto buffer = pool_.acquire();
-      std::memcpy(buffer->data, bytes.data(), bytes.size());
-      queue_[(header.sequence - 1) % queue_.size()] = {buffer->index,
-                                                       static_cast<std::uint32_t>(bytes.size())};
-      if (header.flags & kFlagEndOfStream) {
-        eos_committed_ = true;
-        eos_sequence_ = header.sequence;
-      }
-    }
-    tail_ = released_ = highest_written_ = committed;
-    return success();
+    assert(!socket_ready_);
+    return backup_.restore(frames, committed,
+                           FrameLimits{.stream_id = options_.stream_id,
+                                       .tuple_bytes = options_.tuple_bytes,
+                                       .max_payload_bytes = options_.max_payload_bytes},
+                           describe());
   }
 
  private:
-  struct Queued {
-    std::uint32_t slot = 0;
-    std::uint32_t bytes = 0;  // header + payload
-  };
-
   void start_connect() {
     asio::async_connect(socket_, peers_, [this, alive = alive_](
                                              const boost::system::error_code& ec,
@@ -372,20 +286,10 @@ class TcpSendLink final : public SendLink {
   // The receiver has every frame up to `sequence`: release those, rewind to the next one and
   // send (again) from there, with the credit this connection grants.
   bool resume_after(std::uint64_t sequence) {
-    if (sequence < acked_) {
-      return protocol_failure("the receiver resumes after frame " + std::to_string(sequence) +
-                              ", but it had acknowledged frames up to " + std::to_string(acked_) +
-                              " and they are gone (did the receiving node restart without its "
-                              "checkpoint?)");
+    if (auto problem = backup_.resume_problem(sequence); !problem.empty()) {
+      return protocol_failure(problem);
     }
-    if (sequence > highest_written_) {
-      return protocol_failure("the receiver has frames up to " + std::to_string(sequence) +
-                              " but this sender sent only " + std::to_string(highest_written_) +
-                              " (did the sending node restart? a restarted sender cannot resume "
-                              "its stream)");
-    }
-    release_through(sequence);
-    sent_ = credited_ = acked_;
+    backup_.resume(sequence, [this](std::uint32_t slot) { pool_.release(pool_.at(slot)); });
     head_written_ = 0;
     awaiting_resume_ = false;
     if (reconnecting_) {
@@ -396,37 +300,29 @@ class TcpSendLink final : public SendLink {
   }
 
   bool on_ack(std::uint64_t sequence) {
-    if (sequence > sent_) {
-      return protocol_failure("acknowledgement of frame " + std::to_string(sequence) +
-                              ", which was not sent yet (sent " + std::to_string(sent_) + ")");
+    if (auto problem = backup_.ack_problem(sequence); !problem.empty()) {
+      return protocol_failure(problem);
     }
-    release_through(sequence);
+    backup_.acknowledge(sequence, [this](std::uint32_t slot) { pool_.release(pool_.at(slot)); });
     return finish_if_acknowledged();
   }
 
-  void release_through(std::uint64_t sequence) {
-    for (; acked_ < sequence; ++acked_) {
-      pool_.release(pool_.at(queue_[acked_ % queue_.size()].slot));
-    }
-  }
-
   bool finish_if_acknowledged() {
-    if (eos_committed_ && acked_ >= eos_sequence_) state_ = LinkState::finished;
+    if (backup_.finished()) state_ = LinkState::finished;
     return true;
   }
 
   int write_frames() {
     // Frames spend this connection's credit as they go out (a replay needs it as much as a
     // first send); held output goes no further than it was released.
-    const std::uint64_t writable = options_.hold_until_released ? released_ : tail_;
-    while (credited_ < writable && credits_.try_consume()) ++credited_;
+    backup_.spend(credits_);
     // write_blocked_ only tells arm() to wait for writability: a busy-polling caller never
     // arms, so the send is always attempted (a refused one costs one would_block syscall).
-    if (sent_ == credited_) return 0;
+    if (backup_.sent() == backup_.credited()) return 0;
     std::array<asio::const_buffer, kMaxGather> gather;
     std::size_t count = 0;
-    for (auto i = sent_; i != credited_ && count < kMaxGather; ++i, ++count) {
-      const auto& q = queue_[i % queue_.size()];
+    for (auto i = backup_.sent(); i != backup_.credited() && count < kMaxGather; ++i, ++count) {
+      const auto& q = backup_.at(i);
       const auto skip = count == 0 ? head_written_ : 0;
       gather[count] = asio::buffer(pool_.at(q.slot).data + skip, q.bytes - skip);
     }
@@ -445,20 +341,14 @@ class TcpSendLink final : public SendLink {
     write_blocked_ = false;
     int frames_done = 0;
     while (n > 0) {
-      const auto& q = queue_[sent_ % queue_.size()];
-      const auto left = q.bytes - head_written_;
+      const auto left = backup_.at(backup_.sent()).bytes - head_written_;
       if (n < left) {
         head_written_ += static_cast<std::uint32_t>(n);
         break;
       }
       n -= left;
       head_written_ = 0;
-      ++sent_;
-      if (sent_ <= highest_written_) {
-        ++stats_.frames_replayed;
-      } else {
-        highest_written_ = sent_;
-      }
+      if (backup_.mark_sent()) ++stats_.frames_replayed;
       ++frames_done;
     }
     return frames_done > 0 ? frames_done : 1;
@@ -495,7 +385,7 @@ class TcpSendLink final : public SendLink {
                describe() + ": " + lost_because_ + "; no connection within " +
                    std::to_string(options_.reconnect_timeout.count()) +
                    " ms after that (last attempt: " + last_attempt + "); " +
-                   std::to_string(tail_ - acked_) + " frames were not acknowledged");
+                   std::to_string(backup_.unacknowledged()) + " frames were not acknowledged");
   }
 
   bool protocol_failure(const std::string& what) {
@@ -532,25 +422,11 @@ class TcpSendLink final : public SendLink {
   LinkOptions options_;
   std::uint32_t sender_id_;
   BufferPool pool_;
-  // Committed frames in order, a ring sized once (= pool size). Positions count frames since
-  // the start: the frame at position p has sequence p + 1, and
-  //   [acked_, sent_)     went out on some connection, not acknowledged yet;
-  //   [sent_, credited_)  spent a credit of this connection, not (completely) written yet;
-  //   [credited_, tail_)  waiting for credit (or, held, for release()).
-  std::vector<Queued> queue_;
-  std::uint64_t acked_ = 0;
-  std::uint64_t sent_ = 0;
-  std::uint64_t credited_ = 0;
-  std::uint64_t tail_ = 0;
-  std::uint64_t released_ = 0;         // hold_until_released: written no further than this
-  std::uint64_t highest_written_ = 0;  // frames below it are replays when written again
-  std::uint32_t head_written_ = 0;     // bytes of frame sent_ already written
-  std::uint32_t open_claims_ = 0;      // claimed, not committed
+  detail::BackupQueue backup_;      // every committed frame until acknowledged
+  std::uint32_t head_written_ = 0;  // bytes of frame backup_.sent() already written
   std::array<std::byte, 16 * kFrameHeaderBytes> control_in_{};
   std::size_t control_end_ = 0;
   SenderCredits credits_;  // of the current connection
-  std::uint64_t eos_sequence_ = 0;
-  bool eos_committed_ = false;
   std::chrono::milliseconds connect_timeout_;
   std::chrono::steady_clock::time_point connect_deadline_;
   // Reconnecting: since the first loss, until the receiver said where to resume.
