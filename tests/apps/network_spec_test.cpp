@@ -337,7 +337,7 @@ TEST(NetworkSpecErrors, DuplicateAddress) {
 }
 
 // A checkpoint (docs/faults.md) holds input positions, sink files and unacknowledged output
-// only: a node keeping one runs stateless boxes on one thread, over tcp links.
+// only: a node keeping one runs boxes whose state it can save, on one thread.
 TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
   auto spec = parse_network(base_with({{8, "    address: tcp://127.0.0.1:7102\n"
                                            "    checkpoint: /tmp/b.checkpoint"}}),
@@ -347,7 +347,7 @@ TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
   EXPECT_EQ(spec.value().find_node("a")->checkpoint, "");
 }
 
-TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyStatelessBoxesOnOneThreadOverTcp) {
+TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyRestorableBoxesOnOneThread) {
   EXPECT_EQ(errors_of(base_with({{6, "    address: tcp://127.0.0.1:7101\n"
                                      "    threads: 2\n"
                                      "    checkpoint: a.checkpoint"},
@@ -356,10 +356,7 @@ TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyStatelessBoxesOnOneThreadOverT
                     "threads (a checkpoint needs threads: 1)",
                     "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but box 'gen' "
                     "(source) has state it cannot hold yet; a checkpointing node runs only "
-                    "filter, map, union, split, aggregate and sink boxes",
-                    "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but stream "
-                    "'s' leaves it over fabric-msg; the links of a checkpointing node must be tcp "
-                    "(the medium that resumes them)"}));
+                    "filter, map, union, split, aggregate and sink boxes"}));
 }
 
 TEST(NetworkSpecErrors, DuplicateBoxName) {

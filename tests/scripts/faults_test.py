@@ -289,6 +289,27 @@ class MiddleRestartWithState(FaultRun):
         self.assertEqual(receiver["tuples_received"], reference["tuples_received"])
 
 
+def over(medium, template):
+    """`template` with its streams over a libfabric medium (the tcp;ofi_rxm provider)."""
+    return template.replace("transport: {{medium: tcp,",
+                            'transport: {{medium: %s, provider: "tcp;ofi_rxm",' % medium)
+
+
+class ReceiverRestartOverFabricRma(ReceiverRestart):
+    """ReceiverRestart with the stream over fabric-rma: the sender notices the lost receiver
+    (silence or a failed write), opens a new endpoint and replays into the restarted node's
+    ring from where its checkpoint resumes."""
+
+    template = over("fabric-rma", NETWORK)
+
+
+class MiddleRestartOverFabricMsg(MiddleRestart):
+    """MiddleRestart with both streams over fabric-msg: the restarted middle node's output,
+    with its old sender id, is taken back by the receiving node, which drops what it had."""
+
+    template = over("fabric-msg", NETWORK3)
+
+
 class ConnectionResets(FaultRun):
     """`ss -K` aborts the link's connection under load (the kernel resets it) four times."""
 

@@ -819,12 +819,9 @@ void Parser::check_batch_fit() {
   }
 }
 
-// The links of one I/O thread share its wait: every link end a thread runs must agree on the
-// wait mode and the spin. (The latency budgets may differ: the thread waits within the
-// smallest.) A disagreement is reported at the later stream's `links` entry, or where the
-// stream is first written; the cure is the same wait, or the boxes on different threads.
 // A checkpoint holds the input positions, the sinks' files, the aggregates' states and the
-// unacknowledged output of a node on one thread, with tcp links (docs/faults.md).
+// unacknowledged output of a node on one thread; every medium between nodes (tcp, fabric-msg,
+// fabric-rma) resumes its links (docs/faults.md).
 void Parser::check_checkpoints() {
   for (const auto& [node, at] : checkpoint_at_) {
     const NodeSpec* spec = spec_.find_node(node);
@@ -849,17 +846,13 @@ void Parser::check_checkpoints() {
                               "would not close them alike after a restart");
       }
     }
-    for (const StreamSpec& stream : spec_.streams) {
-      if (!stream.link_end_on(node) || stream.transport.medium == "tcp") continue;
-      problems_.add(at, who + "stream " + in_quotes(stream.name) + " " +
-                            (stream.producer_node == node ? "leaves" : "enters") + " it over " +
-                            stream.transport.medium +
-                            "; the links of a checkpointing node must be tcp (the medium that "
-                            "resumes them)");
-    }
   }
 }
 
+// The links of one I/O thread share its wait: every link end a thread runs must agree on the
+// wait mode and the spin. (The latency budgets may differ: the thread waits within the
+// smallest.) A disagreement is reported at the later stream's `links` entry, or where the
+// stream is first written; the cure is the same wait, or the boxes on different threads.
 void Parser::check_threads() {
   link_at_.resize(spec_.streams.size());
   std::vector<bool> reported(spec_.streams.size(), false);  // once per stream, at its first node

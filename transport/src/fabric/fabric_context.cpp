@@ -291,7 +291,7 @@ Result<std::size_t> FabricContext::read_cq(std::span<fi_cq_tagged_entry> out,
   auto e = error("completion", entry.err);
   const char* detail = fi_cq_strerror(cq_, entry.prov_errno, entry.err_data, nullptr, 0);
   const auto* op = static_cast<const OpContext*>(entry.op_context);
-  if (failed) *failed = op;
+  if (failed) *failed = op != nullptr || (entry.flags & FI_RECV) ? op : &injected_;
   const char* what = (entry.flags & FI_RECV)    ? "receive"
                      : (entry.flags & FI_WRITE) ? "write"
                                                 : "send";

@@ -157,9 +157,14 @@ class FabricContext {
   // Reads up to out.size() completions. Returns the count (0 = none); an error entry
   // (fi_cq_readerr) or a failed read becomes an Error naming the operation's context, and
   // `failed` (when given) points to that context (nullptr: none, or the read itself failed),
-  // so that the owner alone can fail.
+  // so that the owner alone can fail. An injected send has no context: its error entry (the
+  // sockets provider reports one when the peer is gone) points `failed` to injected().
   [[nodiscard]] Result<std::size_t> read_cq(std::span<fi_cq_tagged_entry> out,
                                             const OpContext** failed = nullptr);
+
+  // What `failed` points to for an injected send (fi_tinject) that failed: nobody's operation;
+  // the peer it went to is noticed by its silence.
+  [[nodiscard]] const OpContext* injected() const noexcept { return &injected_; }
 
   // Arms a wake-up for the next completion: false when one may be ready now (poll again).
   [[nodiscard]] bool arm();
@@ -200,6 +205,7 @@ class FabricContext {
   std::uint64_t next_key_ = 1;
   bool yield_when_idle_ = false;
   std::uint32_t empty_reads_ = 0;  // empty fi_cq_read calls in a row
+  OpContext injected_{};
   std::optional<boost::asio::posix::stream_descriptor> descriptor_;
   boost::asio::steady_timer recheck_;
   bool wait_pending_ = false;

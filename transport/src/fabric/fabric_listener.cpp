@@ -146,6 +146,11 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     for (;;) {
       const OpContext* failed = nullptr;
       auto n = context_->read_cq(entries, &failed);
+      if (!n && failed == context_->injected()) {
+        // A credit, ack or heartbeat to a peer that is gone: its link notices the silence.
+        ++work;
+        continue;
+      }
       if (!n && failed && failed->owner != kOwnerHello) {
         // One link's operation failed (a receive, its setup, a credit write or the ack): that
         // link fails.
@@ -301,10 +306,15 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     }
     // Last, so that a bad sender is refused for what is wrong with it, whether or not the
     // good one attached first.
-    if (link->attached()) return reject(stream + " already has a sender");
-    auto peer = context_->insert_address(message.subspan(kFixed));
+    const auto name = message.subspan(kFixed);
+    if (auto why = link->refuses(h.sender_id, name); !why.empty()) {
+      // A sender says hello again while its answer is on the way: it was answered.
+      if (why == FabricRecvLink::kRepeatedHello) return;
+      return reject(stream + ": " + why);
+    }
+    auto peer = context_->insert_address(name);
     if (!peer) return reject(stream + ": " + peer.error().message);
-    link->attach(peer.value(), "peer of " + local_, *extension);
+    link->attach(peer.value(), "peer of " + local_, *extension, h.sender_id, name);
   }
 
   void reject(std::string why) {

@@ -25,9 +25,15 @@ FabricRecvLink::FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& opt
       pool_(options.window, kFrameHeaderBytes + options.max_payload_bytes),
       ops_(options.window),
       arrived_(options.window),
+      arrived_head_(options.resume_after),
+      arrived_tail_(options.resume_after),
       completed_(options.window, kPending),
       posted_(options.window),
-      credits_(options.window, std::min(options.credit_batch, options.window)) {
+      credits_(options.window, std::min(options.credit_batch, options.window)),
+      next_sequence_(options.resume_after + 1),
+      connection_base_(options.resume_after),
+      acked_(options.resume_after),
+      ack_sent_(options.resume_after) {
   loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
 }
 
@@ -71,13 +77,52 @@ Result<void> FabricRecvLink::post(std::uint32_t slot) {
   return success();
 }
 
+std::string FabricRecvLink::refuses(std::uint32_t sender_id,
+                                    std::span<const std::byte> name) const {
+  if (state_ == LinkState::failed) return "it failed: " + error_->message;
+  if (!ever_attached_) return {};
+  // sender id 0: a sender that never reconnects, so a second hello is a second sender.
+  if (sender_id == 0 || sender_id != sender_id_) return "it already has a sender";
+  if (peer_ && std::equal(name.begin(), name.end(), peer_name_.begin(), peer_name_.end())) {
+    return std::string(kRepeatedHello);
+  }
+  if (!drained()) return "it still holds frames of the lost connection";
+  return {};
+}
+
+bool FabricRecvLink::drained() const noexcept {
+  if (arrived_head_ != arrived_tail_) return false;
+  if (transfer_ == FabricTransfer::messages && posted_tail_ - posted_head_ != pool_.capacity()) {
+    return false;
+  }
+  return std::all_of(completed_.begin(), completed_.end(),
+                     [](std::size_t length) { return length == kPending; });
+}
+
 void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
-                            const HelloExtension& extension) {
+                            const HelloExtension& extension, std::uint32_t sender_id,
+                            std::span<const std::byte> name) {
+  if (ever_attached_) ++stats_.reconnects;
+  ever_attached_ = true;
   peer_ = peer;
   peer_text_ = std::move(peer_text);
-  state_ = LinkState::established;
+  sender_id_ = sender_id;
+  peer_name_.assign(name.begin(), name.end());
+  lost_at_.reset();
+  if (state_ == LinkState::connecting) state_ = LinkState::established;
   last_sent_ = last_heard_ = hub_.now();
   hub_.tick_by(hub_.now() + std::min(options_.heartbeat, options_.peer_timeout));
+  // A new connection: its credit counts from here, and it resumes after the last frame
+  // acknowledged. Nothing is left of the lost one (drained()), so the ring's head moves to
+  // that frame: fabric-rma writes frame n to slot (n - 1) % slots.
+  arrived_head_ = arrived_tail_ = connection_base_ = acked_;
+  credits_ = ReceiverCredits(options_.window, std::min(options_.credit_batch, options_.window));
+  frames_received_ = 0;
+  credit_sent_ = 0;
+  credit_to_send_ = 0;
+  resume_to_send_ = true;
+  ack_sent_ = acked_;
+  if (eos_sequence_ != 0 && acked_ >= eos_sequence_ && !ack_slot_) ack_to_send_ = eos_sequence_;
   if (transfer_ == FabricTransfer::rma_writes) {
     peer_credit_address_ = extension.credit_address;
     peer_credit_key_ = extension.credit_key;
@@ -85,6 +130,31 @@ void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
   } else {
     credit_to_send_ = credits_.initial_grant();
   }
+  flush_control();
+}
+
+void FabricRecvLink::lose_sender(const Error& why) {
+  if (sender_id_ == 0 || state_ != LinkState::established) {
+    fail_link(why);
+    return;
+  }
+  lost_at_ = hub_.now();
+  lost_because_ = why.message;
+  peer_.reset();
+  setup_credit_ = 0;
+  credit_to_send_ = 0;
+  resume_to_send_ = false;
+  hub_.tick_by(*lost_at_ + options_.reconnect_timeout);
+}
+
+void FabricRecvLink::acknowledge(std::uint64_t through) {
+  if (!options_.manual_ack) return;
+  acked_ = std::max(acked_, std::min(through, next_sequence_ - 1));
+  if (eos_sequence_ != 0 && acked_ >= eos_sequence_ && !ack_to_send_ && !ack_slot_ &&
+      state_ == LinkState::established) {
+    ack_to_send_ = eos_sequence_;
+  }
+  // Out at once: the owner acknowledges once per checkpoint, and the sender's buffers wait.
   flush_control();
 }
 
@@ -97,10 +167,35 @@ void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
   while (posted_head_ != posted_tail_) {
     const std::uint32_t next = posted_[posted_head_ % posted_.size()];
     if (completed_[next] == kPending) break;
-    if (arrived_tail_ + 1 > credit_sent_) {
+    if (!peer_ && !ever_attached_) {
+      // A frame of a lost connection reaching a restarted node before its sender's hello (the
+      // socket providers reconnect the old endpoint to the same address): the sender sends
+      // it again after its hello.
+      completed_[next] = kPending;
+      ++posted_head_;
+      ++stats_.duplicates_dropped;
+      if (auto ok = post(next); !ok) {
+        fail_link(ok.error());
+        return;
+      }
+      continue;
+    }
+    if (completed_[next] == kFailedReceive) {
+      // A receive the lost connection broke: it carries nothing; post it again.
+      completed_[next] = kPending;
+      ++posted_head_;
+      if (auto ok = post(next); !ok) {
+        fail_link(ok.error());
+        return;
+      }
+      continue;
+    }
+    if (arrived_tail_ - connection_base_ + 1 > credit_sent_) {
       fail_link(Error{ErrorCategory::protocol, 0,
-                      "sender exceeded its credit: message " + std::to_string(arrived_tail_ + 1) +
-                          " arrived, " + std::to_string(credit_sent_) + " frames granted"});
+                      "sender exceeded its credit: message " +
+                          std::to_string(arrived_tail_ - connection_base_ + 1) +
+                          " arrived, " + std::to_string(credit_sent_) +
+                          " frames granted"});
       return;
     }
     assert(arrived_tail_ - arrived_head_ < arrived_.size());
@@ -113,10 +208,14 @@ void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
 void FabricRecvLink::on_written(const Imm& imm) {
   if (state_ == LinkState::failed) return;
   const std::uint32_t slots = pool_.capacity();
-  std::string problem;
   if (!peer_) {
-    problem = "remote write before the hello";
-  } else if (imm.slot >= slots) {
+    // A write of a lost connection (before this node's restart, or of a sender being waited
+    // for): its sender writes the frame again once it said hello.
+    ++stats_.duplicates_dropped;
+    return;
+  }
+  std::string problem;
+  if (imm.slot >= slots) {
     problem = "remote write to slot " + std::to_string(imm.slot) + " of a ring of " +
               std::to_string(slots) + " slots";
   } else if (imm.length > pool_.buffer_bytes()) {
@@ -128,7 +227,7 @@ void FabricRecvLink::on_written(const Imm& imm) {
     // never one whose frame is released but not delivered yet (that would be overwritten).
     const std::uint64_t head = arrived_tail_;
     const std::uint64_t frame = head + 1 + (imm.slot + slots - head % slots) % slots;
-    if (frame > credit_sent_) {
+    if (frame - connection_base_ > credit_sent_) {
       problem = "remote write to slot " + std::to_string(imm.slot) + " is for frame " +
                 std::to_string(frame) + ", beyond the " + std::to_string(credit_sent_) +
                 " frames granted (the sender exceeded its credit or wrote the wrong slot)";
@@ -164,13 +263,42 @@ void FabricRecvLink::on_outbound_done(std::uint32_t slot) {
 }
 
 void FabricRecvLink::on_operation_failed(const OpContext& op, const Error& error) {
-  if (op.outbound && ack_slot_ == op.slot) {
-    ack_slot_.reset();
-    fail_link(Error{error.category, error.code,
-                    "the end-of-stream ack failed: " + error.message});
+  if (sender_id_ == 0) {
+    if (op.outbound && ack_slot_ == op.slot) {
+      ack_slot_.reset();
+      fail_link(Error{error.category, error.code,
+                      "the end-of-stream ack failed: " + error.message});
+      return;
+    }
+    fail_link(error);
     return;
   }
-  fail_link(error);
+  // A sender that reconnects: the operation went down with its connection.
+  if (op.outbound) {
+    sources_->release(sources_->at(op.slot));
+    if (ack_slot_ == op.slot) {
+      ack_slot_.reset();
+      ack_to_send_ = eos_sequence_;  // again, to the sender that comes back
+    }
+  } else {
+    completed_[op.slot] = kFailedReceive;
+    on_received_failed();
+  }
+  if (!lost_at_) lose_sender(error);
+}
+
+void FabricRecvLink::on_received_failed() {
+  // Moves the posting-order release past the broken receive (and any completed after it).
+  while (posted_head_ != posted_tail_) {
+    const std::uint32_t next = posted_[posted_head_ % posted_.size()];
+    if (completed_[next] != kFailedReceive) break;
+    completed_[next] = kPending;
+    ++posted_head_;
+    if (auto ok = post(next); !ok) {
+      fail_link(ok.error());
+      return;
+    }
+  }
 }
 
 void FabricRecvLink::on_heartbeat() noexcept { last_heard_ = hub_.now(); }
@@ -179,11 +307,20 @@ std::chrono::steady_clock::time_point FabricRecvLink::tick(
     std::chrono::steady_clock::time_point now) {
   constexpr auto kNever = std::chrono::steady_clock::time_point::max();
   if (state_ != LinkState::established) return kNever;
-  if (now - last_heard_ >= options_.peer_timeout) {
+  if (lost_at_) {
+    const auto give_up = *lost_at_ + options_.reconnect_timeout;
+    if (now < give_up) return give_up;
     fail_link(Error{ErrorCategory::closed, 0,
-                    "peer silent for " + std::to_string(options_.peer_timeout.count()) +
-                        " ms (gone, or the network is down)"});
+                    lost_because_ + "; the sender did not come back within " +
+                        std::to_string(options_.reconnect_timeout.count()) + " ms (after frame " +
+                        std::to_string(next_sequence_ - 1) + ")"});
     return kNever;
+  }
+  if (now - last_heard_ >= options_.peer_timeout) {
+    lose_sender(Error{ErrorCategory::closed, 0,
+                      "peer silent for " + std::to_string(options_.peer_timeout.count()) +
+                          " ms (gone, or the network is down)"});
+    return lost_at_ ? *lost_at_ + options_.reconnect_timeout : kNever;
   }
   if (now - last_sent_ >= options_.heartbeat) {
     const auto rc = fi_tinject(hub_.context().ep(), heartbeat_.data(), heartbeat_.size(), *peer_,
@@ -198,6 +335,14 @@ std::chrono::steady_clock::time_point FabricRecvLink::tick(
     last_sent_ = now;
   }
   return std::min(last_sent_ + options_.heartbeat, last_heard_ + options_.peer_timeout);
+}
+
+void FabricRecvLink::link_error(const Error& error) {
+  if (sender_id_ != 0 && state_ == LinkState::established) {
+    lose_sender(error);
+  } else {
+    fail_link(error);
+  }
 }
 
 void FabricRecvLink::fail_link(const Error& error) {
@@ -252,7 +397,7 @@ bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
     return false;
   }
   const auto& h = header.value();
-  if (h.sequence != next_sequence_) {
+  if (h.sequence > next_sequence_) {
     fail_link(Error{ErrorCategory::protocol, 0,
                     "sequence gap: expected frame " + std::to_string(next_sequence_) + ", got " +
                         std::to_string(h.sequence)});
@@ -260,12 +405,18 @@ bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
   }
   // (Credit was checked when the frame arrived.)
   ++frames_received_;
-  ++next_sequence_;
   credits_.on_frame();
-  ++stats_.frames;
-  stats_.tuples += h.tuple_count;
-  stats_.payload_bytes += h.payload_bytes;
-  sink.on_frame(FrameView{h, payload});
+  const bool duplicate = h.sequence < next_sequence_;  // replayed after a reconnect: had it
+  if (duplicate) {
+    ++stats_.duplicates_dropped;
+  } else {
+    ++next_sequence_;
+    ++stats_.frames;
+    stats_.tuples += h.tuple_count;
+    stats_.payload_bytes += h.payload_bytes;
+    sink.on_frame(FrameView{h, payload});
+    if (!options_.manual_ack) acked_ = h.sequence;
+  }
   if (transfer_ == FabricTransfer::messages) {
     if (auto ok = post(arrived.slot); !ok) {
       fail_link(ok.error());
@@ -273,64 +424,84 @@ bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
     }
   }
   credits_.on_consumed();
-  // The link finishes when the ack has left (on_outbound_done), not here.
-  if (h.flags & kFlagEndOfStream) ack_to_send_ = h.sequence;
+  // The link finishes when the end-of-stream ack has left (on_outbound_done), not here; with
+  // manual_ack it goes once the owner acknowledged the end (acknowledge()).
+  if (!duplicate && (h.flags & kFlagEndOfStream)) {
+    eos_sequence_ = h.sequence;
+    if (acked_ >= eos_sequence_) ack_to_send_ = h.sequence;
+  }
   return true;
 }
 
 int FabricRecvLink::flush_control() {
   if (!peer_ || state_ == LinkState::failed) return 0;
-  if (transfer_ == FabricTransfer::rma_writes) {
-    int work = 0;
-    if (setup_credit_ != 0) {
-      if (!send_setup()) return work;
-      ++work;
-    }
-    if (credit_to_send_ != 0) {
-      if (!write_word(kCreditWordAt, kImmCredit, credit_to_send_)) return work;
-      credit_sent_ = credit_to_send_;
-      credit_to_send_ = 0;
-      ++stats_.credit_frames;
-      ++work;
-    }
-    if (ack_to_send_) {
-      if (!send_ack(*ack_to_send_)) return work;
-      ack_to_send_.reset();
-      ++work;
-    }
-    return work;
-  }
-  auto& context = hub_.context();
   int work = 0;
-  auto inject = [&](FrameHeader header) -> bool {
-    std::array<std::byte, kFrameHeaderBytes> frame{};
-    encode_header(header, {}, std::span<std::byte, kFrameHeaderBytes>(frame));
-    const auto rc = fi_tinject(context.ep(), frame.data(), frame.size(), *peer_,
-                               options_.stream_id);
-    ++stats_.write_calls;
-    if (rc == -FI_EAGAIN) {
-      ++stats_.would_block;  // retried on the next poll, after the CQ was read
-      return false;
+  // The answer to a hello starts with where to resume (a tagged ack frame, both transfers).
+  if (resume_to_send_) {
+    if (!inject_control({.flags = kFlagAck, .stream_id = options_.stream_id, .sequence = acked_})) {
+      return work;
     }
-    if (rc != 0) {
-      fail_link(context.error("fi_tinject", static_cast<int>(rc)));
-      return false;
-    }
-    last_sent_ = hub_.now();
+    resume_to_send_ = false;
+    ack_sent_ = acked_;
     ++work;
-    return true;
-  };
-  if (credit_to_send_ != 0 &&
-      inject({.flags = kFlagCredit, .stream_id = options_.stream_id, .sequence = credit_to_send_})) {
+  }
+  const bool rma = transfer_ == FabricTransfer::rma_writes;
+  if (rma && setup_credit_ != 0) {
+    if (!send_setup()) return work;
+    ++work;
+  }
+  // Acknowledgements go with credit (the sender's buffers come back with its window), or at
+  // once when the owner acknowledges; the end-of-stream ack has its own operation below.
+  if (acked_ > ack_sent_ && (credit_to_send_ != 0 || options_.manual_ack) &&
+      !(ack_to_send_ && *ack_to_send_ <= acked_)) {
+    if (!send_progress_ack()) return work;
+    ++work;
+  }
+  if (credit_to_send_ != 0) {
+    const bool sent =
+        rma ? write_word(kCreditWordAt, kImmCredit, credit_to_send_)
+            : inject_control({.flags = kFlagCredit, .stream_id = options_.stream_id,
+                              .sequence = credit_to_send_});
+    if (!sent) return work;
     credit_sent_ = credit_to_send_;
     credit_to_send_ = 0;
     ++stats_.credit_frames;
+    ++work;
   }
-  if (credit_to_send_ == 0 && ack_to_send_ && send_ack(*ack_to_send_)) {
+  if (ack_to_send_ && !ack_slot_) {
+    if (!send_ack(*ack_to_send_)) return work;
+    ack_sent_ = std::max(ack_sent_, *ack_to_send_);
     ack_to_send_.reset();
     ++work;
   }
   return work;
+}
+
+bool FabricRecvLink::inject_control(const FrameHeader& header) {
+  auto& context = hub_.context();
+  std::array<std::byte, kFrameHeaderBytes> frame{};
+  encode_header(header, {}, std::span<std::byte, kFrameHeaderBytes>(frame));
+  const auto rc = fi_tinject(context.ep(), frame.data(), frame.size(), *peer_, options_.stream_id);
+  ++stats_.write_calls;
+  if (rc == -FI_EAGAIN) {
+    ++stats_.would_block;  // retried on the next poll, after the CQ was read
+    return false;
+  }
+  if (rc != 0) {
+    link_error(context.error("fi_tinject", static_cast<int>(rc)));
+    return false;
+  }
+  last_sent_ = hub_.now();
+  return true;
+}
+
+bool FabricRecvLink::send_progress_ack() {
+  const bool sent =
+      transfer_ == FabricTransfer::rma_writes
+          ? write_word(kAckWordAt, kImmAck, acked_)
+          : inject_control({.flags = kFlagAck, .stream_id = options_.stream_id, .sequence = acked_});
+  if (sent) ack_sent_ = acked_;
+  return sent;
 }
 
 bool FabricRecvLink::send_ack(std::uint64_t sequence) {
@@ -400,7 +571,7 @@ bool FabricRecvLink::send_ack(std::uint64_t sequence) {
       return false;
     }
     const auto e = context.error(rma ? "fi_writemsg" : "fi_tsendmsg", static_cast<int>(rc));
-    fail_link(Error{e.category, e.code, "the end-of-stream ack failed: " + e.message});
+    link_error(Error{e.category, e.code, "the end-of-stream ack failed: " + e.message});
     return false;
   }
 }
@@ -433,7 +604,7 @@ bool FabricRecvLink::send_setup() {
     return false;
   }
   if (rc != 0) {
-    fail_link(context.error("fi_tsend", static_cast<int>(rc)));
+    link_error(context.error("fi_tsend", static_cast<int>(rc)));
     return false;
   }
   credit_sent_ = setup_credit_;
@@ -464,7 +635,7 @@ bool FabricRecvLink::write_word(std::uint64_t offset, std::uint32_t kind, std::u
     return false;
   }
   if (rc != 0) {
-    fail_link(context.error("fi_writedata", static_cast<int>(rc)));
+    link_error(context.error("fi_writedata", static_cast<int>(rc)));
     return false;
   }
   last_sent_ = hub_.now();
@@ -474,7 +645,8 @@ bool FabricRecvLink::write_word(std::uint64_t offset, std::uint32_t kind, std::u
 bool FabricRecvLink::arm() {
   if (state_ == LinkState::failed) return true;
   if (arrived_head_ != arrived_tail_ || credit_to_send_ != 0 || ack_to_send_ ||
-      setup_credit_ != 0) {
+      setup_credit_ != 0 ||
+      (peer_ && (resume_to_send_ || (options_.manual_ack && acked_ > ack_sent_)))) {
     return false;
   }
   return hub_.context().arm();

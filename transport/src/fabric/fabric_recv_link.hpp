@@ -8,7 +8,9 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boreal/transport/buffer_pool.hpp>
@@ -63,9 +65,20 @@ class Hub {
 //
 // Liveness (attached and not finished): the hub's tick() sends a heartbeat frame (fi_tinject,
 // tag = stream id, to the sender's control receives) after options.heartbeat without any
-// other control message, and fails the link after options.peer_timeout without hearing from
-// the sender (a frame, a remote write, a heartbeat). The hub ticks links whether or not
-// their consumer polls them, so a slow consumer does not look like a lost peer.
+// other control message, and notices after options.peer_timeout without hearing from the
+// sender (a frame, a remote write, a heartbeat) that the sender is gone. The hub ticks links
+// whether or not their consumer polls them, so a slow consumer does not look like a lost peer.
+//
+// Upstream backup (docs/faults.md): every answer to a hello starts with an ack frame saying
+// where the sender resumes (the last frame acknowledged: options.resume_after on a restarted
+// node), and acks of the frames delivered (or, with options.manual_ack, acknowledged by the
+// owner) go with each credit grant: fabric-msg as tagged ack frames, fabric-rma as writes
+// into the sender's ack word. A sender that went silent or whose operation failed is waited
+// for options.reconnect_timeout: it comes back with a new endpoint and the same sender id,
+// and the link attaches it once everything of the lost connection was delivered (a hello
+// before that is refused, and the sender says hello again). Replayed frames already
+// delivered are dropped by sequence (duplicates_dropped). A sender id of 0 never reconnects:
+// its silence fails the link.
 class FabricRecvLink final : public RecvLink {
  public:
   // link_index: 1..255 for fabric-rma (the immediate's link field), 0 for fabric-msg.
@@ -77,9 +90,16 @@ class FabricRecvLink final : public RecvLink {
 
   // Registers the pool and posts every buffer (fabric-msg) or registers the ring (rma).
   [[nodiscard]] Result<void> start();
-  // A hello for this stream came from `peer`: grants the initial credit (fabric-rma: sends
-  // the setup, and credit goes to the credit words `extension` names).
-  void attach(fi_addr_t peer, std::string peer_text, const HelloExtension& extension);
+  // Why a hello of this stream from `sender_id`, whose endpoint is `name`, cannot attach now
+  // ("" when it can). A repeated hello of the attached endpoint is `kRepeatedHello`.
+  static constexpr std::string_view kRepeatedHello = "repeated hello";
+  [[nodiscard]] std::string refuses(std::uint32_t sender_id,
+                                    std::span<const std::byte> name) const;
+  // A hello for this stream came from `peer`: says where to resume and grants the initial
+  // credit (fabric-rma: sends the setup, and credit goes to the credit words `extension`
+  // names). A sender that comes back (the same sender id) replaces the lost connection.
+  void attach(fi_addr_t peer, std::string peer_text, const HelloExtension& extension,
+              std::uint32_t sender_id, std::span<const std::byte> name);
   [[nodiscard]] bool attached() const noexcept { return peer_.has_value(); }
   // The end-of-stream ack is queued or in flight (the link will finish once it completed).
   [[nodiscard]] bool ack_pending() const noexcept {
@@ -104,6 +124,8 @@ class FabricRecvLink final : public RecvLink {
   void fail_link(const Error& error);
 
   int poll(FrameSink& sink) override;
+  void acknowledge(std::uint64_t through) override;
+  [[nodiscard]] std::uint64_t delivered() const override { return next_sequence_ - 1; }
   int keep_alive() override { return hub_.progress(); }
   bool arm() override;
   LinkState state() const override { return state_; }
@@ -124,6 +146,20 @@ class FabricRecvLink final : public RecvLink {
   static constexpr std::uint32_t kSources = 4;
 
   [[nodiscard]] Result<void> post(std::uint32_t slot);
+  // The sender is gone (silent, or an operation failed): wait for it to come back, or fail
+  // when it never reconnects.
+  void lose_sender(const Error& why);
+  // Nothing of a lost connection is left to deliver: a returning sender may attach.
+  [[nodiscard]] bool drained() const noexcept;
+  // Sends an ack of everything acknowledged so far (fabric-msg: a frame; fabric-rma: the ack
+  // word). false: not now, or failed.
+  bool send_progress_ack();
+  // A tagged 32-byte control frame to the sender (fi_tinject). false: not now, or failed.
+  bool inject_control(const FrameHeader& header);
+  // After a receive the lost connection broke: releases the receives behind it.
+  void on_received_failed();
+  // An operation failed: the connection is lost (a sender that reconnects) or the link fails.
+  void link_error(const Error& error);
   bool deliver(FrameSink& sink, const Arrived& arrived);
   int flush_control();
   // fabric-rma: sends the setup / writes one control word. false: not now (-FI_EAGAIN or no
@@ -168,6 +204,7 @@ class FabricRecvLink final : public RecvLink {
   // fabric-rma: a write to a slot of the window waits here until the slots before it in ring
   // order (frames arrived_tail_ + 1, ...) were written.
   static constexpr std::size_t kPending = ~std::size_t{0};
+  static constexpr std::size_t kFailedReceive = kPending - 1;  // broken with its connection
   std::vector<std::size_t> completed_;
   std::vector<std::uint32_t> posted_;  // fabric-msg: ring of window entries, slots in posting order
   std::uint64_t posted_head_ = 0;
@@ -182,7 +219,23 @@ class FabricRecvLink final : public RecvLink {
   std::chrono::steady_clock::time_point last_sent_{};
   std::chrono::steady_clock::time_point last_heard_{};
   std::uint64_t next_sequence_ = 1;
+  // Credit of the current connection is checked against the frames released since it
+  // attached: arrived_tail_ - connection_base_.
+  std::uint64_t connection_base_ = 0;
   std::uint64_t frames_received_ = 0;
+  // Upstream backup: acknowledged (delivered, or with manual_ack as the owner said) and told
+  // the sender; the resume point still to send first to a new connection; the end of stream.
+  std::uint64_t acked_ = 0;
+  std::uint64_t ack_sent_ = 0;
+  bool resume_to_send_ = false;
+  std::uint64_t eos_sequence_ = 0;  // 0: not delivered yet
+  bool eos_ack_sent_ = false;
+  std::uint32_t sender_id_ = 0;
+  std::vector<std::byte> peer_name_;
+  bool ever_attached_ = false;
+  // The sender was lost at this time (and why); nullopt while attached.
+  std::optional<std::chrono::steady_clock::time_point> lost_at_;
+  std::string lost_because_;
   LinkState state_ = LinkState::connecting;
   std::optional<Error> error_;
   LinkStats stats_;

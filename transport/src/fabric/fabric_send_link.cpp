@@ -1,21 +1,31 @@
 // The sending end of a fabric-msg or fabric-rma link.
 //
-// Frames are built in place in buffers of one registered pool ([32-byte header][payload]),
-// queued in commit order and posted in do_work(): fabric-msg with fi_tsend, fabric-rma with
-// fi_writedata into the receiver's ring; a buffer returns to the pool when its operation
-// completes. The pool holds window + 1 buffers: one per credit, and the hello (always a
-// tagged send). kControlSlots small registered buffers stay posted for the receiver's tagged
-// control messages: credit and ack frames (fabric-msg) or the one setup message (fabric-rma,
-// after which credit and the ack arrive as remote writes into credit_words_).
+// Frames are built in place in buffers of one registered pool ([32-byte header][payload])
+// and posted in do_work(): fabric-msg with fi_tsend, fabric-rma with fi_writedata into the
+// receiver's ring. The pool holds window + backup_frames buffers for frames and one for the
+// hello (always a tagged send). kControlSlots small registered buffers stay posted for the
+// receiver's tagged control messages: its answer to the hello, acknowledgements and credit
+// (fabric-msg), or the answer and the setup (fabric-rma, after which credit and
+// acknowledgements arrive as remote writes into credit_words_).
+//
+// Upstream backup (docs/faults.md; core/backup_queue.hpp): a frame's buffer returns to the
+// pool when the receiver has acknowledged the frame and the operation that sent it has
+// completed, whichever comes last. The receiver answers every hello with where to resume (an
+// ack) and its credit (fabric-msg) or ring (fabric-rma); the link sends from the frame after
+// the resume point, spending the connection's credit as frames go.
 //
 // Connecting: a hello that fails because nobody listens yet (an immediate -FI_ENOENT,
 // -FI_ECONNREFUSED, -FI_EHOSTUNREACH, or an error completion of the hello) is sent again
 // after a backoff of kRetryFirst doubling to kRetryMost, until connect_timeout; the timeout's
 // error then names the last failure. Established: a heartbeat frame (fi_tinject to the
 // listener's hello tag, which routes it by stream id) goes out after options.heartbeat without
-// any other send, and the link fails after options.peer_timeout without hearing anything from
-// the receiver (a credit, an ack, a heartbeat, a remote write). The clock is read once per
-// do_work(); a blocked thread is woken for the next deadline by a timer in the EventLoop.
+// any other send. The connection is lost after options.peer_timeout without hearing anything
+// from the receiver (a credit, an ack, a heartbeat, a remote write), or when an operation
+// fails: the link then closes its endpoint, opens a new one after a backoff (kRetryFirst
+// doubling to kRetryMost), says hello again with the same sender id and replays what was not
+// acknowledged; it fails when no receiver answered within options.reconnect_timeout. The
+// clock is read once per do_work(); a blocked thread is woken for the next deadline by a
+// timer in the EventLoop.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -30,7 +40,7 @@
 #include <boreal/transport/credit_window.hpp>
 #include <boreal/transport/fabric_medium.hpp>
 
-#include "core/send_path.hpp"
+#include "core/backup_queue.hpp"
 #include "fabric/fabric_context.hpp"
 #include "fabric/fabric_wire.hpp"
 
@@ -39,14 +49,22 @@ namespace {
 
 using namespace fabric_medium;
 
-// Control frames in flight towards a sender are credits (one per credit_batch frames) and
-// one ack; the provider buffers any beyond these as unexpected messages.
+// Control frames in flight towards a sender are credits and acks (one each per credit_batch
+// frames), the answer to the hello and the end-of-stream ack; the provider buffers any beyond
+// these as unexpected messages.
 constexpr std::uint32_t kControlSlots = 8;
+// OpContext::owner of the hello's send (data frames are kOwnerData, control receives
+// kOwnerControl).
+constexpr std::uint32_t kOwnerHello = 3;
 
-// Hello retries while nobody listens: quick at first (a receiver started a moment later),
-// then at most 5 per second, which costs nothing while it waits.
+// Hello retries while nobody listens, and new endpoints while reconnecting: quick at first (a
+// receiver started a moment later), then at most 5 per second, which costs nothing while it
+// waits.
 constexpr std::chrono::milliseconds kRetryFirst{10};
 constexpr std::chrono::milliseconds kRetryMost{200};
+// Reconnecting: a hello that went out but was not answered (the receiver refused it, or still
+// holds frames of the lost connection) is sent again after this long.
+constexpr std::chrono::milliseconds kHelloAgain{500};
 
 using Clock = std::chrono::steady_clock;
 
@@ -58,21 +76,25 @@ bool is_unreachable(ssize_t rc) {
 
 class FabricSendLink final : public SendLink {
  public:
-  FabricSendLink(EventLoop& loop, std::unique_ptr<FabricContext> context, std::string peer_text,
+  FabricSendLink(EventLoop& loop, FabricEndpoint peer, std::unique_ptr<FabricContext> context,
                  const LinkOptions& options, FabricTransfer transfer,
                  std::chrono::milliseconds connect_timeout)
       : loop_(loop),
         options_(options),
         transfer_(transfer),
-        peer_text_(std::move(peer_text)),
-        pool_(options.window + 1,
+        peer_(std::move(peer)),
+        peer_text_(peer_.host + ":" + std::to_string(peer_.port)),
+        sender_id_(detail::pick_sender_id(options.sender_id)),
+        pool_(options.window + options.backup_frames + 1,
               std::max(kFrameHeaderBytes + options.max_payload_bytes, kHelloFrameBytes)),
+        backup_(pool_, options.window + options.backup_frames, options.hold_until_released),
+        busy_(pool_.capacity(), 0),
+        orphaned_(pool_.capacity(), 0),
         control_(kControlSlots * kControlMessageBytes),
         credit_words_(2 * kControlWordBytes),
         context_(std::move(context)),
         data_ops_(pool_.capacity()),
         control_ops_(kControlSlots),
-        queue_(pool_.capacity()),
         connect_timeout_(connect_timeout),
         connect_deadline_(Clock::now() + connect_timeout),
         wake_(loop) {
@@ -82,17 +104,90 @@ class FabricSendLink final : public SendLink {
   FabricSendLink& operator=(const FabricSendLink&) = delete;
   ~FabricSendLink() override {
     *alive_ = false;
-    context_->close_endpoint();  // cancels posted operations before the buffers go
+    if (context_) context_->close_endpoint();  // cancels posted operations before the buffers go
   }
 
-  // Registers the buffers, posts the control receives and builds the hello.
+  // Takes the hello's buffer, registers the buffers and posts the control receives.
   Result<void> start() {
+    auto buffer = pool_.acquire();
+    assert(buffer);
+    hello_slot_ = buffer->index;
+    encode_header({.flags = kFlagHeartbeat, .stream_id = options_.stream_id}, {},
+                  std::span<std::byte, kFrameHeaderBytes>(heartbeat_));
+    return prepare_endpoint();
+  }
+
+  int do_work() override {
+    if (state_ == LinkState::failed || state_ == LinkState::finished) return 0;
+    now_ = Clock::now();
+    if (!context_) return reopen();
+    int work = progress();
+    if (state_ == LinkState::failed || state_ == LinkState::finished || !context_) return work;
+    work += post_frames();
+    if (!context_) return work;
+    if (state_ == LinkState::connecting) {
+      check_connecting();
+    } else if (state_ == LinkState::established) {
+      work += keep_alive();
+    }
+    return work;
+  }
+
+  SendStatus try_claim(Claim& out) override {
+    return backup_.claim(state_, credits_, options_.max_payload_bytes, stats_, out);
+  }
+
+  void commit(const Claim& claim, std::uint32_t tuple_count, std::uint32_t payload_bytes,
+              std::uint16_t flags) override {
+    assert((flags & kFlagData) != 0 && (flags & ~(kFlagData | kFlagEndOfStream)) == 0);
+    assert(payload_bytes <= options_.max_payload_bytes);
+    backup_.commit(claim, options_.stream_id, tuple_count, payload_bytes, flags, stats_);
+  }
+
+  bool arm() override {
+    if (state_ == LinkState::failed || state_ == LinkState::finished) return true;
+    const auto now = Clock::now();
+    // Frames refused with -FI_EAGAIN are retried by polling, as rxm requires; a hello or a
+    // new endpoint waiting for its retry time is not.
+    if (state_ == LinkState::established && backup_.can_send(credits_)) return false;
+    const auto deadline = next_deadline();
+    if (now >= deadline) return false;
+    wake_.wake_at(deadline);
+    return context_ ? context_->arm() : true;
+  }
+
+  LinkState state() const override { return state_; }
+  const Error* error() const override { return error_ ? &*error_ : nullptr; }
+  const LinkStats& stats() const override { return stats_; }
+  std::uint32_t max_payload_bytes() const override { return options_.max_payload_bytes; }
+  std::uint64_t credits_available() const override { return credits_.available(); }
+  std::uint32_t window() const override { return options_.window; }
+
+  void release(std::uint64_t through) override { backup_.release(through); }
+  std::uint64_t committed() const override { return backup_.tail(); }
+  void append_unacknowledged(std::vector<std::byte>& out) const override {
+    backup_.append_unacknowledged(out);
+  }
+  Result<void> restore(std::span<const std::byte> frames, std::uint64_t committed) override {
+    assert(state_ == LinkState::connecting && !was_established_);
+    return backup_.restore(frames, committed,
+                           FrameLimits{.stream_id = options_.stream_id,
+                                       .tuple_bytes = options_.tuple_bytes,
+                                       .max_payload_bytes = options_.max_payload_bytes},
+                           describe());
+  }
+
+ private:
+  // Registers the buffers with the current endpoint, posts the control receives and writes
+  // the hello (it carries this endpoint's name), due at once.
+  Result<void> prepare_endpoint() {
     const bool rma = transfer_ == FabricTransfer::rma_writes;
     auto pool_reg = context_->register_region(pool_.region(), FI_SEND | (rma ? FI_WRITE : 0));
     if (!pool_reg) return pool_reg.error();
     pool_reg_ = std::move(pool_reg).value();
     HelloExtension extension{.transfer = transfer_};
     if (rma) {
+      std::memset(credit_words_.data(), 0, credit_words_.size());
       auto words = context_->register_region(credit_words_, FI_REMOTE_WRITE);
       if (!words) return words.error();
       credit_words_reg_ = std::move(words).value();
@@ -114,15 +209,14 @@ class FabricSendLink final : public SendLink {
                   describe() + ": endpoint name of " + std::to_string(name.value().size()) +
                       " bytes is longer than the hello allows");
     }
-    auto buffer = pool_.acquire();
-    assert(buffer);
-    hello_slot_ = buffer->index;
+    const auto buffer = pool_.at(hello_slot_);
     HelloPayload payload{.schema_hash = options_.schema_hash,
                          .cluster_token = options_.cluster_token,
                          .stream_id = options_.stream_id,
                          .tuple_bytes = options_.tuple_bytes,
-                         .max_payload_bytes = options_.max_payload_bytes};
-    std::byte* body = buffer->data + kFrameHeaderBytes;
+                         .max_payload_bytes = options_.max_payload_bytes,
+                         .sender_id = sender_id_};
+    std::byte* body = buffer.data + kFrameHeaderBytes;
     encode_hello(payload, std::span<std::byte, kHelloPayloadBytes>(body, kHelloPayloadBytes));
     encode_extension(extension, std::span<std::byte, kHelloExtensionBytes>(
                                     body + kHelloPayloadBytes, kHelloExtensionBytes));
@@ -133,83 +227,12 @@ class FabricSendLink final : public SendLink {
                        .stream_id = options_.stream_id,
                        .payload_bytes = static_cast<std::uint32_t>(kHelloPayloadBytes)};
     encode_header(header, {body, kHelloPayloadBytes},
-                  std::span<std::byte, kFrameHeaderBytes>(buffer->data, kFrameHeaderBytes));
-    const auto message_bytes = static_cast<std::uint32_t>(
-        kFrameHeaderBytes + kHelloPayloadBytes + kHelloExtensionBytes + name.value().size());
-    hello_bytes_ = message_bytes;
-    queue_[queue_tail_++ % queue_.size()] = {hello_slot_, message_bytes, kHelloTag, 0};
-    encode_header({.flags = kFlagHeartbeat, .stream_id = options_.stream_id}, {},
-                  std::span<std::byte, kFrameHeaderBytes>(heartbeat_));
+                  std::span<std::byte, kFrameHeaderBytes>(buffer.data, kFrameHeaderBytes));
+    hello_bytes_ = static_cast<std::uint32_t>(kFrameHeaderBytes + kHelloPayloadBytes +
+                                              kHelloExtensionBytes + name.value().size());
+    hello_due_ = true;
     return success();
   }
-
-  int do_work() override {
-    if (state_ == LinkState::failed || state_ == LinkState::finished) return 0;
-    now_ = Clock::now();
-    int work = progress();
-    if (state_ == LinkState::failed || state_ == LinkState::finished) return work;
-    if (now_ >= retry_at_) work += post_queued();
-    if (state_ == LinkState::connecting && now_ >= connect_deadline_) {
-      set_failed(Error{ErrorCategory::closed, 0,
-                       describe() + ": no credit from the receiver within " +
-                           std::to_string(connect_timeout_.count()) +
-                           " ms (is it listening, and does it expect this stream?)" +
-                           (last_hello_failure_.empty()
-                                ? std::string()
-                                : "; the last hello failed: " + last_hello_failure_)});
-    } else if (state_ == LinkState::established) {
-      work += keep_alive();
-    }
-    return work;
-  }
-
-  SendStatus try_claim(Claim& out) override {
-    return detail::claim_frame(state_, eos_committed_, credits_, pool_, options_.max_payload_bytes,
-                               stats_, out);
-  }
-
-  void commit(const Claim& claim, std::uint32_t tuple_count, std::uint32_t payload_bytes,
-              std::uint16_t flags) override {
-    assert((flags & kFlagData) != 0 && (flags & ~(kFlagData | kFlagEndOfStream)) == 0);
-    assert(payload_bytes <= options_.max_payload_bytes && !eos_committed_);
-    const FrameHeader header =
-        detail::seal_frame(pool_.at(claim.slot), options_.stream_id, ++last_sequence_, tuple_count,
-                           payload_bytes, flags, stats_);
-    queue_[queue_tail_++ % queue_.size()] = {
-        claim.slot, static_cast<std::uint32_t>(kFrameHeaderBytes + payload_bytes),
-        options_.stream_id, header.sequence};
-    if (flags & kFlagEndOfStream) {
-      eos_committed_ = true;
-      eos_sequence_ = header.sequence;
-    }
-  }
-
-  bool arm() override {
-    if (state_ == LinkState::failed || state_ == LinkState::finished) return true;
-    const auto now = Clock::now();
-    // Frames refused with -FI_EAGAIN are retried by polling, as rxm requires; a hello waiting
-    // for its retry time is not.
-    if (queue_head_ != queue_tail_ && now >= retry_at_) return false;
-    const auto deadline = next_deadline();
-    if (now >= deadline) return false;
-    wake_.wake_at(deadline);
-    return context_->arm();
-  }
-
-  LinkState state() const override { return state_; }
-  const Error* error() const override { return error_ ? &*error_ : nullptr; }
-  const LinkStats& stats() const override { return stats_; }
-  std::uint32_t max_payload_bytes() const override { return options_.max_payload_bytes; }
-  std::uint64_t credits_available() const override { return credits_.available(); }
-  std::uint32_t window() const override { return options_.window; }
-
- private:
-  struct Queued {
-    std::uint32_t slot = 0;
-    std::uint32_t bytes = 0;
-    std::uint64_t tag = 0;
-    std::uint64_t sequence = 0;  // 0: the hello
-  };
 
   Result<void> post_control(std::uint32_t slot) {
     const auto rc = fi_trecv(context_->ep(), control_.data() + slot * kControlMessageBytes,
@@ -222,19 +245,24 @@ class FabricSendLink final : public SendLink {
   int progress() {
     std::array<fi_cq_tagged_entry, kCqBatch> entries;
     int work = 0;
-    for (;;) {
+    while (context_) {
       const OpContext* failed = nullptr;
       auto n = context_->read_cq(entries, &failed);
       ++stats_.read_calls;
-      if (!n && failed && failed->owner == kOwnerData && failed->slot == hello_slot_ &&
-          state_ == LinkState::connecting) {
+      if (!n && failed == context_->injected()) {
+        // A heartbeat to a receiver that is gone: its silence tells (keep_alive()).
+        ++work;
+        continue;
+      }
+      if (!n && failed && failed->owner == kOwnerHello && state_ == LinkState::connecting) {
         // The hello failed (nobody listens there yet): send it again after a backoff.
+        hello_busy_ = false;
         retry_hello(n.error().message);
         ++work;
         continue;
       }
       if (!n) {
-        set_failed(Error{n.error().category, n.error().code, describe() + ": " + n.error().message});
+        connection_lost(n.error());
         return work;
       }
       if (n.value() == 0) {
@@ -250,47 +278,55 @@ class FabricSendLink final : public SendLink {
           if ((entries[i].flags & FI_REMOTE_CQ_DATA) && !on_remote_write(entries[i].data)) {
             return work;
           }
-          ++work;
-          continue;
-        }
-        if (op->owner == kOwnerData) {
-          pool_.release(pool_.at(op->slot));
+        } else if (op->owner == kOwnerHello) {
+          hello_busy_ = false;
+        } else if (op->owner == kOwnerData) {
+          busy_[op->slot] = 0;
+          if (orphaned_[op->slot]) drop(op->slot);
         } else if (!on_control(op->slot, entries[i].len)) {
           return work;
         }
         ++work;
       }
     }
+    return work;
   }
 
-  // fabric-rma: the receiver wrote a credit total or the ack into credit_words_.
+  // A frame's buffer once the receiver acknowledged the frame: back to the pool, or when the
+  // operation that sent it is still in flight, as soon as it completes.
+  void drop(std::uint32_t slot) {
+    if (busy_[slot]) {
+      orphaned_[slot] = 1;
+      return;
+    }
+    orphaned_[slot] = 0;
+    pool_.release(pool_.at(slot));
+  }
+
+  // fabric-rma: the receiver wrote a credit total or an acknowledgement into credit_words_.
   bool on_remote_write(std::uint64_t data) {
     const auto imm = decode_imm(data);
     if (transfer_ != FabricTransfer::rma_writes || link_index_ == 0 || imm.link != link_index_ ||
         imm.length != kControlWordBytes || (imm.slot != kImmCredit && imm.slot != kImmAck)) {
-      set_failed(Error{ErrorCategory::protocol, 0,
-                       describe() + ": unexpected remote write with immediate data " +
-                           std::to_string(data & 0xFFFFFFFF)});
-      return false;
+      return protocol_failure("unexpected remote write with immediate data " +
+                              std::to_string(data & 0xFFFFFFFF));
     }
     if (imm.slot == kImmCredit) {
       ++stats_.credit_frames;
       // Cumulative totals: a later write read here first makes the earlier one a no-op.
       credits_.on_grant(wire_detail::get<std::uint64_t>(credit_words_.data() + kCreditWordAt));
-    } else {
-      const auto acked = wire_detail::get<std::uint64_t>(credit_words_.data() + kAckWordAt);
-      if (eos_committed_ && acked == eos_sequence_) state_ = LinkState::finished;
+      return true;
     }
-    return true;
+    return on_ack(wire_detail::get<std::uint64_t>(credit_words_.data() + kAckWordAt));
   }
 
-  // fabric-rma: the receiver's answer to the hello.
-  bool on_setup(const std::byte* raw) {
+  // fabric-rma: the receiver's ring, with the connection's first credit.
+  bool on_setup(const std::byte* raw, std::uint64_t credit) {
     const auto setup = decode_setup({raw + kFrameHeaderBytes, kRmaSetupBytes});
     std::string problem;
     if (transfer_ != FabricTransfer::rma_writes) {
       problem = "fabric-rma setup on a fabric-msg link";
-    } else if (state_ != LinkState::connecting) {
+    } else if (state_ != LinkState::connecting || link_index_ != 0) {
       problem = "second fabric-rma setup";
     } else if (!setup) {
       problem = "fabric-rma setup is corrupt";
@@ -300,13 +336,12 @@ class FabricSendLink final : public SendLink {
                 std::to_string(setup->slot_bytes) + " bytes as link " +
                 std::to_string(setup->link) + ", which cannot carry this link's frames";
     }
-    if (!problem.empty()) {
-      set_failed(Error{ErrorCategory::protocol, 0, describe() + ": " + problem});
-      return false;
-    }
+    if (!problem.empty()) return protocol_failure(problem);
     ring_ = *setup;
     link_index_ = setup->link;
-    return true;
+    ++stats_.credit_frames;
+    credits_.on_grant(credit);
+    return establish_if_answered();
   }
 
   bool on_control(std::uint32_t slot, std::size_t length) {
@@ -321,100 +356,178 @@ class FabricSendLink final : public SendLink {
         if (auto ok = verify_checksum(header.value(), bytes, {}); !ok) header = ok.error();
       }
     }
-    if (!header) {
-      set_failed(Error{ErrorCategory::protocol, 0, describe() + ": " + header.error().message});
-      return false;
-    }
+    if (!header) return protocol_failure(header.error().message);
     const auto& h = header.value();
-    if (is_setup && !((h.flags & kFlagCredit) && on_setup(raw))) {
-      if (state_ != LinkState::failed) {
-        set_failed(Error{ErrorCategory::protocol, 0,
-                         describe() + ": 64-byte control message is not a fabric-rma setup"});
+    bool ok = true;
+    if (is_setup) {
+      if (!(h.flags & kFlagCredit)) {
+        return protocol_failure("64-byte control message is not a fabric-rma setup");
       }
-      return false;
-    }
-    if (!is_setup && transfer_ == FabricTransfer::rma_writes && !(h.flags & kFlagHeartbeat)) {
-      set_failed(Error{ErrorCategory::protocol, 0,
-                       describe() + ": 32-byte control frame on a fabric-rma link"});
-      return false;
-    }
-    if (h.flags & kFlagCredit) {
+      ok = on_setup(raw, h.sequence);
+    } else if (h.flags & kFlagAck) {
+      // The answer to the hello says where to resume; later ones acknowledge frames.
+      ok = state_ == LinkState::connecting && !resume_after_ ? on_resume(h.sequence)
+                                                              : on_ack(h.sequence);
+    } else if (h.flags & kFlagCredit) {
+      if (transfer_ == FabricTransfer::rma_writes) {
+        return protocol_failure("32-byte credit frame on a fabric-rma link");
+      }
       ++stats_.credit_frames;
       credits_.on_grant(h.sequence);
-      if (state_ == LinkState::connecting) {
-        state_ = LinkState::established;
-        last_heard_ = now_;
-      }
-    } else if (h.flags & kFlagAck) {
-      if (eos_committed_ && h.sequence == eos_sequence_) state_ = LinkState::finished;
+      credit_heard_ = true;
+      ok = establish_if_answered();
     } else if (!(h.flags & kFlagHeartbeat)) {
-      set_failed(Error{ErrorCategory::protocol, 0,
-                       describe() + ": unexpected frame with flags " + std::to_string(h.flags) +
-                           " from the receiver"});
-      return false;
+      return protocol_failure("unexpected frame with flags " + std::to_string(h.flags) +
+                              " from the receiver");
     }
-    if (auto ok = post_control(slot); !ok) {
-      set_failed(Error{ok.error().category, ok.error().code, describe() + ": " + ok.error().message});
+    if (!ok || !context_) return false;
+    if (auto posted = post_control(slot); !posted) {
+      connection_lost(posted.error());
       return false;
     }
     return true;
   }
 
-  int post_queued() {
+  // Where the new connection's receiver resumes: the frames up to `sequence` it has (a
+  // restarted receiver: from its checkpoint).
+  bool on_resume(std::uint64_t sequence) {
+    if (auto problem = backup_.resume_problem(sequence); !problem.empty()) {
+      return protocol_failure(problem);
+    }
+    resume_after_ = sequence;
+    return establish_if_answered();
+  }
+
+  bool on_ack(std::uint64_t sequence) {
+    if (state_ == LinkState::connecting) return true;  // a lost connection's, superseded
+    if (auto problem = backup_.ack_problem(sequence); !problem.empty()) {
+      return protocol_failure(problem);
+    }
+    backup_.acknowledge(sequence, [this](std::uint32_t slot) { drop(slot); });
+    if (backup_.finished()) state_ = LinkState::finished;
+    return true;
+  }
+
+  // Established once the receiver said where to resume and granted credit (fabric-msg: a
+  // credit frame; fabric-rma: the setup), in whichever order they completed.
+  bool establish_if_answered() {
+    const bool credit = transfer_ == FabricTransfer::rma_writes ? link_index_ != 0 : credit_heard_;
+    if (state_ != LinkState::connecting || !resume_after_ || !credit) return true;
+    backup_.resume(*resume_after_, [this](std::uint32_t slot) { drop(slot); });
+    state_ = LinkState::established;
+    was_established_ = true;
+    last_heard_ = now_;
+    if (reconnecting_) {
+      reconnecting_ = false;
+      ++stats_.reconnects;
+    }
+    if (backup_.finished()) state_ = LinkState::finished;
+    return true;
+  }
+
+  int post_frames() {
     int work = 0;
-    while (queue_head_ != queue_tail_) {
-      const auto& q = queue_[queue_head_ % queue_.size()];
-      auto& op = data_ops_[q.slot];
+    if (hello_due_ && !hello_busy_ && now_ >= retry_at_) {
+      if (!post_hello()) return work;
+      ++work;
+    }
+    if (state_ != LinkState::established) return work;
+    backup_.spend(credits_);
+    while (backup_.sent() != backup_.credited()) {
+      const auto position = backup_.sent();
+      const auto& frame = backup_.at(position);
+      assert(!busy_[frame.slot]);
+      auto& op = data_ops_[frame.slot];
       op.owner = kOwnerData;
-      op.slot = q.slot;
-      const void* frame = pool_.at(q.slot).data;
+      op.slot = frame.slot;
+      const void* data = pool_.at(frame.slot).data;
       ssize_t rc = 0;
-      if (transfer_ == FabricTransfer::rma_writes && q.sequence != 0) {
-        const auto target = static_cast<std::uint32_t>((q.sequence - 1) % ring_.slots);
-        rc = fi_writedata(context_->ep(), frame, q.bytes, pool_reg_.desc(),
-                          encode_imm(link_index_, target, q.bytes), context_->peer(),
+      if (transfer_ == FabricTransfer::rma_writes) {
+        const auto target = static_cast<std::uint32_t>(position % ring_.slots);
+        rc = fi_writedata(context_->ep(), data, frame.bytes, pool_reg_.desc(),
+                          encode_imm(link_index_, target, frame.bytes), context_->peer(),
                           ring_.ring_address + std::uint64_t{target} * ring_.slot_bytes,
                           ring_.ring_key, &op.fi);
       } else {
-        rc = fi_tsend(context_->ep(), frame, q.bytes, pool_reg_.desc(), context_->peer(), q.tag,
-                      &op.fi);
+        rc = fi_tsend(context_->ep(), data, frame.bytes, pool_reg_.desc(), context_->peer(),
+                      options_.stream_id, &op.fi);
       }
       ++stats_.write_calls;
       if (rc == -FI_EAGAIN) {
-        // rxm refuses the first sends while it connects (docs/transport-notes.md §1.3.1): the CQ is
-        // read again before the next try.
+        // rxm refuses the first sends while it connects (docs/transport-notes.md §1.3.1): the
+        // CQ is read again before the next try.
         ++stats_.would_block;
-        if (q.sequence == 0 && state_ == LinkState::connecting && last_hello_failure_.empty()) {
-          last_hello_failure_ = context_->error("fi_tsend", static_cast<int>(rc)).message;
-        }
-        return work;
-      }
-      if (q.sequence == 0 && state_ == LinkState::connecting && is_unreachable(rc)) {
-        ++queue_head_;  // retry_hello() queues it again
-        retry_hello(context_->error("fi_tsend", static_cast<int>(rc)).message);
         return work;
       }
       if (rc != 0) {
-        auto e = context_->error(q.sequence != 0 && transfer_ == FabricTransfer::rma_writes
-                                     ? "fi_writedata"
-                                     : "fi_tsend",
-                                 static_cast<int>(rc));
-        set_failed(Error{e.category, e.code, describe() + ": " + e.message});
+        connection_lost(context_->error(
+            transfer_ == FabricTransfer::rma_writes ? "fi_writedata" : "fi_tsend",
+            static_cast<int>(rc)));
         return work;
       }
-      ++queue_head_;
+      busy_[frame.slot] = 1;
+      if (backup_.mark_sent()) ++stats_.frames_replayed;
       ++work;
       last_sent_ = now_;
     }
     return work;
   }
 
-  // The hello failed with `why`: queue it again, to be posted after the backoff.
+  bool post_hello() {
+    auto& op = data_ops_[hello_slot_];
+    op.owner = kOwnerHello;
+    op.slot = hello_slot_;
+    const auto rc = fi_tsend(context_->ep(), pool_.at(hello_slot_).data, hello_bytes_,
+                             pool_reg_.desc(), context_->peer(), kHelloTag, &op.fi);
+    ++stats_.write_calls;
+    if (rc == -FI_EAGAIN) {
+      ++stats_.would_block;
+      if (last_hello_failure_.empty()) {
+        last_hello_failure_ = context_->error("fi_tsend", static_cast<int>(rc)).message;
+      }
+      return false;
+    }
+    if (is_unreachable(rc)) {
+      retry_hello(context_->error("fi_tsend", static_cast<int>(rc)).message);
+      return false;
+    }
+    if (rc != 0) {
+      connection_lost(context_->error("fi_tsend", static_cast<int>(rc)));
+      return false;
+    }
+    hello_due_ = false;
+    hello_busy_ = true;
+    hello_sent_at_ = now_;
+    last_sent_ = now_;
+    return true;
+  }
+
+  // The hello failed with `why`: send it again after the backoff.
   void retry_hello(std::string why) {
     last_hello_failure_ = std::move(why);
-    queue_[queue_tail_++ % queue_.size()] = {hello_slot_, hello_bytes_, kHelloTag, 0};
+    hello_due_ = true;
     retry_at_ = now_ + retry_backoff_;
     retry_backoff_ = std::min(retry_backoff_ * 2, kRetryMost);
+  }
+
+  // Connecting: gives up at the deadline; while reconnecting, says hello again when the last
+  // one went unanswered.
+  void check_connecting() {
+    if (reconnecting_) {
+      if (now_ >= reconnect_deadline_) return give_up("no receiver answered");
+      if (!hello_due_ && !hello_busy_ && now_ - hello_sent_at_ >= kHelloAgain) {
+        hello_due_ = true;
+      }
+      return;
+    }
+    if (now_ < connect_deadline_) return;
+    set_failed(Error{ErrorCategory::closed, 0,
+                     describe() + ": no credit from the receiver within " +
+                         std::to_string(connect_timeout_.count()) +
+                         " ms (is it listening, and does it expect this stream?)" +
+                         (last_hello_failure_.empty()
+                              ? std::string()
+                              : "; the last hello failed: " + last_hello_failure_)});
   }
 
   // Established: notices a silent peer, and sends a heartbeat when nothing else went out.
@@ -424,10 +537,9 @@ class FabricSendLink final : public SendLink {
       last_heard_ = now_;
     }
     if (now_ - last_heard_ >= options_.peer_timeout) {
-      set_failed(Error{ErrorCategory::closed, 0,
-                       describe() + ": peer silent for " +
-                           std::to_string(options_.peer_timeout.count()) +
-                           " ms (gone, or the network is down)"});
+      connection_lost(Error{ErrorCategory::closed, 0,
+                            "peer silent for " + std::to_string(options_.peer_timeout.count()) +
+                                " ms (gone, or the network is down)"});
       return 0;
     }
     if (now_ - last_sent_ < options_.heartbeat) return 0;
@@ -435,8 +547,8 @@ class FabricSendLink final : public SendLink {
                                context_->peer(), kHelloTag);
     ++stats_.write_calls;
     if (rc != 0) {
-      // -FI_EAGAIN: again on the next do_work. Any other failure is not the link's end: a
-      // peer that is really gone is noticed by its silence.
+      // -FI_EAGAIN: again on the next do_work. Any other failure is noticed by the peer's
+      // silence, or by the next frame's failure.
       ++stats_.would_block;
       return 0;
     }
@@ -444,13 +556,98 @@ class FabricSendLink final : public SendLink {
     return 1;
   }
 
+  // The connection broke with `why`. Before the link was ever established the link fails;
+  // after, it closes the endpoint and opens a new one (reopen()), failing only when no
+  // receiver answers within the reconnect timeout.
+  void connection_lost(const Error& why) {
+    if (!was_established_) {
+      return set_failed(Error{why.category, why.code, describe() + ": " + why.message});
+    }
+    if (!reconnecting_) {
+      reconnecting_ = true;
+      lost_because_ = why.message;
+      reconnect_deadline_ = now_ + options_.reconnect_timeout;
+      retry_backoff_ = kRetryFirst;
+    }
+    close_connection();
+    retry_at_ = now_ + retry_backoff_;
+    retry_backoff_ = std::min(retry_backoff_ * 2, kRetryMost);
+  }
+
+  // Closes the endpoint: its posted operations are cancelled, so every buffer they held is
+  // the link's again (those acknowledged meanwhile go back to the pool).
+  void close_connection() {
+    context_->close_endpoint();
+    for (std::uint32_t slot = 0; slot < pool_.capacity(); ++slot) {
+      busy_[slot] = 0;
+      if (orphaned_[slot]) drop(slot);
+    }
+    hello_busy_ = false;
+    // Registrations before the context that owns their domain.
+    pool_reg_ = Registration{};
+    control_reg_ = Registration{};
+    credit_words_reg_ = Registration{};
+    context_.reset();
+    state_ = LinkState::connecting;
+    credits_ = SenderCredits{};
+    credit_heard_ = false;
+    resume_after_.reset();
+    ring_ = RmaSetup{};
+    link_index_ = 0;
+  }
+
+  // Reconnecting without an endpoint: opens a new one when the backoff has passed.
+  int reopen() {
+    if (now_ >= reconnect_deadline_) {
+      give_up(last_hello_failure_.empty() ? "no endpoint opened yet" : last_hello_failure_);
+      return 0;
+    }
+    if (now_ < retry_at_) return 0;
+    using Rma = FabricContext::Rma;
+    auto context = FabricContext::open(
+        loop_, peer_.provider, peer_.host, peer_.port, /*bind_local=*/false,
+        transfer_ == FabricTransfer::rma_writes ? Rma::required : Rma::unwanted);
+    if (context) {
+      context_ = std::move(context).value();
+      auto ok = prepare_endpoint();
+      if (ok) {
+        retry_at_ = now_;
+        return 1;
+      }
+      last_hello_failure_ = ok.error().message;
+      close_connection();
+    } else {
+      last_hello_failure_ = context.error().message;
+    }
+    retry_at_ = now_ + retry_backoff_;
+    retry_backoff_ = std::min(retry_backoff_ * 2, kRetryMost);
+    return 1;
+  }
+
+  void give_up(const std::string& last_attempt) {
+    set_failed(Error{ErrorCategory::closed, 0,
+                     describe() + ": " + lost_because_ + "; no connection within " +
+                         std::to_string(options_.reconnect_timeout.count()) +
+                         " ms after that (last attempt: " + last_attempt + "); " +
+                         std::to_string(backup_.unacknowledged()) +
+                         " frames were not acknowledged"});
+  }
+
   // When do_work() must run next even if nothing arrives.
   [[nodiscard]] Clock::time_point next_deadline() const {
+    if (!context_) return retry_at_;
     if (state_ == LinkState::connecting) {
-      return queue_head_ != queue_tail_ ? std::min(retry_at_, connect_deadline_)
-                                        : connect_deadline_;
+      auto deadline = reconnecting_ ? reconnect_deadline_ : connect_deadline_;
+      if (hello_due_) deadline = std::min(deadline, retry_at_);
+      if (reconnecting_ && !hello_busy_) deadline = std::min(deadline, hello_sent_at_ + kHelloAgain);
+      return deadline;
     }
     return std::min(last_sent_ + options_.heartbeat, last_heard_ + options_.peer_timeout);
+  }
+
+  bool protocol_failure(const std::string& what) {
+    set_failed(Error{ErrorCategory::protocol, 0, describe() + ": " + what});
+    return false;
   }
 
   void set_failed(Error error) {
@@ -461,20 +658,25 @@ class FabricSendLink final : public SendLink {
 
   std::string describe() const {
     return "link '" + options_.name + "' (stream " + std::to_string(options_.stream_id) +
-           ") to fabric://" + context_->provider() + "/" + peer_text_;
+           ") to fabric://" + peer_.provider + "/" + peer_text_;
   }
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   EventLoop& loop_;
   LinkOptions options_;
   FabricTransfer transfer_;
+  FabricEndpoint peer_;
   std::string peer_text_;
+  std::uint32_t sender_id_;
   // The destructor closes the endpoint first; then the registrations (declared after the
   // context) close before the domain, and the buffers (declared before it) go last.
   BufferPool pool_;
+  detail::BackupQueue backup_;          // every committed frame until acknowledged
+  std::vector<std::uint8_t> busy_;      // per pool buffer: an operation on it is in flight
+  std::vector<std::uint8_t> orphaned_;  // per pool buffer: acknowledged while busy
   std::vector<std::byte> control_;
   std::vector<std::byte> credit_words_;  // fabric-rma: [credit total][ack], written remotely
-  std::unique_ptr<FabricContext> context_;
+  std::unique_ptr<FabricContext> context_;  // null between a lost connection and reopen()
   Registration pool_reg_;
   Registration control_reg_;
   Registration credit_words_reg_;
@@ -482,15 +684,15 @@ class FabricSendLink final : public SendLink {
   std::uint32_t link_index_ = 0;   // fabric-rma: 0 until the setup
   std::vector<OpContext> data_ops_;     // one per pool buffer
   std::vector<OpContext> control_ops_;  // one per control slot
-  std::vector<Queued> queue_;           // committed, not yet posted; sized once
-  std::uint64_t queue_head_ = 0;
-  std::uint64_t queue_tail_ = 0;
   std::uint32_t hello_slot_ = 0;
-  SenderCredits credits_;
-  std::uint64_t last_sequence_ = 0;
-  std::uint64_t eos_sequence_ = 0;
-  bool eos_committed_ = false;
   std::uint32_t hello_bytes_ = 0;
+  bool hello_due_ = false;   // to be sent at retry_at_
+  bool hello_busy_ = false;  // its send is in flight
+  Clock::time_point hello_sent_at_{};
+  // The current connection's answer to the hello: the resume point and (fabric-msg) credit.
+  std::optional<std::uint64_t> resume_after_;
+  bool credit_heard_ = false;
+  SenderCredits credits_;  // of the current connection
   std::array<std::byte, kFrameHeaderBytes> heartbeat_{};
   std::chrono::milliseconds connect_timeout_;
   Clock::time_point connect_deadline_;
@@ -499,9 +701,14 @@ class FabricSendLink final : public SendLink {
   Clock::time_point last_sent_{};
   Clock::time_point last_heard_{};
   bool heard_ = false;  // something arrived from the receiver since keep_alive() last ran
-  Clock::time_point retry_at_{};  // the queued hello waits until then
+  Clock::time_point retry_at_{};  // the hello, or reopen(), waits until then
   std::chrono::milliseconds retry_backoff_ = kRetryFirst;
   std::string last_hello_failure_;
+  // Reconnecting: since the connection was lost, until a receiver answered a new hello.
+  bool reconnecting_ = false;
+  bool was_established_ = false;
+  std::string lost_because_;
+  Clock::time_point reconnect_deadline_{};
   WakeTimer wake_;
   LinkState state_ = LinkState::connecting;
   std::optional<Error> error_;
@@ -537,7 +744,7 @@ Result<std::unique_ptr<SendLink>> make_fabric_send_link(EventLoop& loop,
     e.message = link + ": " + e.message;
     return e;
   }
-  auto send = std::make_unique<FabricSendLink>(loop, std::move(context).value(), text, options,
+  auto send = std::make_unique<FabricSendLink>(loop, peer, std::move(context).value(), options,
                                                transfer, connect_timeout);
   if (auto ok = send->start(); !ok) return ok.error();
   return std::unique_ptr<SendLink>(std::move(send));

@@ -37,7 +37,8 @@ struct LinkStats {
   std::uint64_t payload_bytes = 0;
   std::uint64_t credit_frames = 0;    // credit messages sent (receiver) or received (sender)
   std::uint64_t credit_stalls = 0;    // try_claim refused for lack of credit
-  std::uint64_t duplicates_dropped = 0;  // receiver: replayed frames it had already delivered
+  std::uint64_t duplicates_dropped = 0;  // receiver: replayed frames it had already delivered,
+                                         // or frames of a lost connection (fabric)
   std::uint64_t frames_replayed = 0;     // sender: frames sent again after a reconnect
   std::uint64_t reconnects = 0;          // connections re-established after one was lost
   std::uint64_t read_calls = 0;       // read/recv syscalls (or CQ reads)
@@ -160,10 +161,12 @@ struct LinkOptions {
   std::string name;                             // for error messages ("stream 'ticks'")
   // Liveness, used by the fabric media (tcp learns of a lost peer from its connection): an
   // established end sends a heartbeat frame after `heartbeat` without sending anything else,
-  // and fails ("peer silent for ... ms") after `peer_timeout` without hearing anything.
+  // and takes its peer for lost ("peer silent for ... ms") after `peer_timeout` without
+  // hearing anything: then it reconnects (below), or fails when the peer never does.
   std::chrono::milliseconds heartbeat{1000};
   std::chrono::milliseconds peer_timeout{5000};
-  // Upstream backup (tcp). Sender: after losing an established connection it reconnects with
+  // Upstream backup (every medium between nodes: tcp, fabric-msg, fabric-rma; docs/faults.md).
+  // Sender: after losing an established connection it reconnects with
   // backoff and replays what was not acknowledged; it fails when no connection is back within
   // `reconnect_timeout` (the receiver waits as long for it to come back). `backup_frames`:
   // frames it may hold beyond the window, for a receiver that acknowledges later than it
