@@ -530,6 +530,19 @@ TEST(JoinState, ARestoredJoinHoldsWhatTheOriginalHeld) {
   }
 }
 
+TEST(JoinState, ALateTupleAfterARestoreIsStillLate) {
+  // Left 90 is 10 behind left 100, more than the slack: dropped, though it would match 92.
+  const auto first = left_rows({{100, "A", 1, 1.0}});
+  const auto late = left_rows({{90, "A", 2, 2.0}});
+  const auto partner = right_rows({{92, "A", 3}});
+  const std::vector<Feed> feed = {{0, first}, {0, late}, {1, partner}};
+  const JoinParams params{.left_time = "ts", .right_time = "ts", .window = Duration(10),
+                          .slack = Duration(5), .equal = {{"sym", "sym"}}};
+  const auto whole = test_support::run_cut([&] { return make_ok(params); }, feed, std::nullopt);
+  EXPECT_EQ(whole.text, std::vector<std::string>{"100,A,1,1.000000,92,A,3"});
+  expect_restores_exactly([&] { return make_ok(params); }, feed, {1, 2});
+}
+
 TEST(JoinState, ABrokenStateIsRefusedNamingWhy) {
   const JoinParams params{.left_time = "ts", .right_time = "ts", .window = Duration(10),
                           .equal = {{"sym", "sym"}}};
