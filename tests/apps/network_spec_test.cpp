@@ -336,8 +336,9 @@ TEST(NetworkSpecErrors, DuplicateAddress) {
                    "by node 'a'"});
 }
 
-// A checkpoint (docs/faults.md) holds input positions, sink files and unacknowledged output
-// only: a node keeping one runs stateless boxes on one thread, over tcp links.
+// A checkpoint (docs/faults.md) holds input positions, sink files, box states and
+// unacknowledged output: a node keeping one runs boxes without state or whose state it saves,
+// on one thread, over tcp links.
 TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
   auto spec = parse_network(base_with({{8, "    address: tcp://127.0.0.1:7102\n"
                                            "    checkpoint: /tmp/b.checkpoint"}}),
@@ -347,7 +348,7 @@ TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
   EXPECT_EQ(spec.value().find_node("a")->checkpoint, "");
 }
 
-TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyStatelessBoxesOnOneThreadOverTcp) {
+TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyBoxesItCanRestoreOnOneThreadOverTcp) {
   EXPECT_EQ(errors_of(base_with({{6, "    address: tcp://127.0.0.1:7101\n"
                                      "    threads: 2\n"
                                      "    checkpoint: a.checkpoint"},
