@@ -397,7 +397,9 @@ const std::vector<std::string> kStatefulCheckpointing = {
 
 TEST(NetworkSpec, ACheckpointingNodeRunsTheBoxesWhoseStateItSaves) {
   const NetworkSpec spec = parse_ok(test::lines_with(kStatefulCheckpointing, {}));
-  EXPECT_EQ(spec.find_node("b")->checkpoint, "b.checkpoint");
+  const NodeSpec* b = spec.find_node("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->checkpoint, "b.checkpoint");
   for (const char* type : {"join", "bsort", "argmax", "resample", "aggregate"}) {
     EXPECT_TRUE(checkpoint_saves_state(type)) << type;
   }
