@@ -21,6 +21,7 @@
 #include "aggregate_accumulator.hpp"
 #include "aggregate_groups.hpp"
 #include "aggregate_plan.hpp"
+#include "state_io.hpp"
 
 namespace boreal::ops {
 namespace {
@@ -500,46 +501,11 @@ void AggregateBox::on_end() {
 
 namespace {
 
+using detail::put;
+using detail::put_bytes;
+using detail::StateReader;
+
 constexpr std::uint32_t kStateMagic = 0x41475331;  // "AGS1"
-
-template <class T>
-void put(std::vector<std::byte>& out, const T& value) {
-  const auto* p = reinterpret_cast<const std::byte*>(&value);
-  out.insert(out.end(), p, p + sizeof value);
-}
-
-void put_bytes(std::vector<std::byte>& out, const void* data, std::size_t n) {
-  put(out, static_cast<std::uint64_t>(n));
-  const auto* p = static_cast<const std::byte*>(data);
-  out.insert(out.end(), p, p + n);
-}
-
-// Reads back what put() wrote; any read past the end sets `bad` and yields zeros.
-struct StateReader {
-  std::span<const std::byte> in;
-  bool bad = false;
-  template <class T>
-  T get() {
-    T value{};
-    if (in.size() < sizeof value) {
-      bad = true;
-      return value;
-    }
-    std::memcpy(&value, in.data(), sizeof value);
-    in = in.subspan(sizeof value);
-    return value;
-  }
-  std::span<const std::byte> bytes() {
-    const auto n = get<std::uint64_t>();
-    if (bad || n > in.size()) {
-      bad = true;
-      return {};
-    }
-    auto out = in.first(n);
-    in = in.subspan(n);
-    return out;
-  }
-};
 
 }  // namespace
 
@@ -599,7 +565,7 @@ Result<void> AggregateBox::restore_state(std::span<const std::byte> in) {
     }
     if (got != g) return bad("group keys repeat");
   }
-  std::memcpy(s.panes.data(), panes.data(), panes.size());
+  if (!panes.empty()) std::memcpy(s.panes.data(), panes.data(), panes.size());
   if (!cursors.empty()) std::memcpy(s.cursors.data(), cursors.data(), cursors.size());
   const auto ring = r.get<std::uint64_t>();
   if (r.bad || ring != s.pane_ring.size()) return bad("pane ring of another size");

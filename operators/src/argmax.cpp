@@ -3,8 +3,17 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <string>
+
+#include "state_io.hpp"
 
 namespace boreal::ops {
+
+namespace {
+
+constexpr std::uint32_t kArgMaxStateMagic = 0x414D5331;  // "AMS1"
+
+}  // namespace
 
 std::vector<Error> ArgMaxParams::validate(const Schema& input) const {
   std::vector<Error> errors;
@@ -116,5 +125,44 @@ void ArgMax::close_group() {
 }
 
 void ArgMax::on_end() { close_group(); }
+
+// The state: the open group's `by` bytes (if one is open), its tied rows and best value, and
+// the count of closed groups.
+bool ArgMax::save_state(std::vector<std::byte>& out) const {
+  using detail::put;
+  put(out, kArgMaxStateMagic);
+  put(out, static_cast<std::uint8_t>(open_));
+  detail::put_bytes(out, key_.data(), key_.size());
+  detail::put_bytes(out, tied_.data(), tied_rows_ * tuple_bytes_);
+  put(out, best_int_);
+  put(out, best_real_);
+  put(out, groups_);
+  return true;
+}
+
+Result<void> ArgMax::restore_state(std::span<const std::byte> in) {
+  if (open_ || groups_ != 0) return fail("restore_state on an argmax that has run");
+  auto bad = [](const std::string& what) { return fail("argmax state: " + what); };
+  detail::StateReader r{in};
+  if (r.get<std::uint32_t>() != kArgMaxStateMagic) return bad("not an argmax's saved state");
+  const bool open = r.get<std::uint8_t>() != 0;
+  const auto key = r.bytes();
+  const auto tied = r.bytes();
+  const auto best_int = r.get<std::int64_t>();
+  const auto best_real = r.get<double>();
+  const auto groups = r.get<std::uint64_t>();
+  if (!r.done()) return bad("truncated or followed by other bytes");
+  if (key.size() != by_width_ || tied.size() % tuple_bytes_ != 0 || (!open && !tied.empty())) {
+    return bad("sizes do not fit this argmax's input");
+  }
+  open_ = open;
+  std::memcpy(key_.data(), key.data(), key.size());
+  tied_.assign(tied.begin(), tied.end());
+  tied_rows_ = tied.size() / tuple_bytes_;
+  best_int_ = best_int;
+  best_real_ = best_real;
+  groups_ = groups;
+  return success();
+}
 
 }  // namespace boreal::ops

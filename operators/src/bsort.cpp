@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "state_io.hpp"
+
 namespace boreal::ops {
 
 namespace {
@@ -26,6 +28,8 @@ std::uint64_t double_key(double value) noexcept {
   const auto bits = std::bit_cast<std::uint64_t>(value);
   return (bits >> 63) != 0 ? ~bits : bits ^ (1ull << 63);
 }
+
+constexpr std::uint32_t kBSortStateMagic = 0x42535331;  // "BSS1"
 
 }  // namespace
 
@@ -94,22 +98,26 @@ void BSortBox::on_batch(std::size_t port, const BatchView& batch) {
 }
 
 template <BSortBox::Kind K>
+std::uint64_t BSortBox::key_of(const std::byte* row) const noexcept {
+  if constexpr (K == Kind::i32) {
+    std::int32_t value;
+    std::memcpy(&value, row + offset_, sizeof value);
+    return integer_key(value);
+  } else if constexpr (K == Kind::i64) {
+    std::int64_t value;
+    std::memcpy(&value, row + offset_, sizeof value);
+    return integer_key(value);
+  } else {
+    double value;
+    std::memcpy(&value, row + offset_, sizeof value);
+    return double_key(value);
+  }
+}
+
+template <BSortBox::Kind K>
 void BSortBox::process_as(const BatchView& batch) {
   for (Row row : batch) {
-    std::uint64_t key;
-    if constexpr (K == Kind::i32) {
-      std::int32_t value;
-      std::memcpy(&value, row.data() + offset_, sizeof value);
-      key = integer_key(value);
-    } else if constexpr (K == Kind::i64) {
-      std::int64_t value;
-      std::memcpy(&value, row.data() + offset_, sizeof value);
-      key = integer_key(value);
-    } else {
-      double value;
-      std::memcpy(&value, row.data() + offset_, sizeof value);
-      key = double_key(value);
-    }
+    const std::uint64_t key = key_of<K>(row.data());
     // Invariant between rows: heap_.size() <= slack, so a slot is free.
     const std::uint32_t slot = free_slots_.back();
     free_slots_.pop_back();
@@ -133,6 +141,69 @@ void BSortBox::pop_to_output() {
 
 void BSortBox::on_end() {
   while (!heap_.empty()) pop_to_output();
+}
+
+// The state: how many rows have arrived, then each buffered row's arrival number and bytes.
+// The sort keys come from the rows again. Rows leave in (key, arrival) order, which is total,
+// so the order the entries are pushed in on restore does not change what leaves when.
+bool BSortBox::save_state(std::vector<std::byte>& out) const {
+  using detail::put;
+  put(out, kBSortStateMagic);
+  put(out, arrivals_);
+  put(out, static_cast<std::uint64_t>(heap_.size()));
+  for (const Entry& entry : heap_) {
+    put(out, entry.arrival);
+    detail::put_bytes(out, rows_.get() + std::size_t{entry.slot} * tuple_bytes_, tuple_bytes_);
+  }
+  return true;
+}
+
+Result<void> BSortBox::restore_state(std::span<const std::byte> in) {
+  if (arrivals_ != 0) return fail("restore_state on a bsort that has run");
+  auto bad = [](const std::string& what) { return fail("bsort state: " + what); };
+  detail::StateReader r{in};
+  if (r.get<std::uint32_t>() != kBSortStateMagic) return bad("not a bsort's saved state");
+  const auto arrivals = r.get<std::uint64_t>();
+  const auto count = r.get<std::uint64_t>();
+  if (r.bad) return bad("truncated or followed by other bytes");
+  if (count >= capacity_ || count > arrivals) {
+    return bad(std::to_string(count) + " rows buffered, more than this bsort's slack " +
+               std::to_string(capacity_ - 1) + " holds");
+  }
+  std::vector<Entry> entries;
+  std::vector<std::span<const std::byte>> rows;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const auto arrival = r.get<std::uint64_t>();
+    const auto row = r.bytes();
+    if (r.bad) break;
+    if (row.size() != tuple_bytes_) return bad("a row of another size than this bsort's input");
+    if (arrival >= arrivals) return bad("a row arrived after the last arrival");
+    entries.push_back({0, arrival, 0});
+    rows.push_back(row);
+  }
+  if (!r.done()) return bad("truncated or followed by other bytes");
+  std::vector<std::uint64_t> order(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) order[i] = entries[i].arrival;
+  std::sort(order.begin(), order.end());
+  if (std::adjacent_find(order.begin(), order.end()) != order.end()) {
+    return bad("an arrival repeats");
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    Entry& entry = entries[i];
+    entry.slot = free_slots_.back();
+    free_slots_.pop_back();
+    std::memcpy(rows_.get() + std::size_t{entry.slot} * tuple_bytes_, rows[i].data(), tuple_bytes_);
+    switch (kind_) {
+      case Kind::i32: entry.key = key_of<Kind::i32>(rows[i].data()); break;
+      case Kind::i64: entry.key = key_of<Kind::i64>(rows[i].data()); break;
+      case Kind::f64: entry.key = key_of<Kind::f64>(rows[i].data()); break;
+    }
+    heap_.push_back(entry);
+  }
+  std::make_heap(heap_.begin(), heap_.end(),
+                 [](const Entry& a, const Entry& b) { return leaves_later(a, b); });
+  arrivals_ = arrivals;
+  return success();
 }
 
 }  // namespace boreal::ops

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "numeric_read.hpp"
+#include "state_io.hpp"
 
 namespace boreal::ops {
 
@@ -116,6 +117,14 @@ class JoinSide {
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return end_ - first_; }
+
+  // Appends the stored tuples' rows, oldest first (a checkpoint, docs/faults.md).
+  void append_rows(std::vector<std::byte>& out) const {
+    for (std::uint64_t seq = first_; seq != end_; ++seq) {
+      const std::byte* row = rows_.data() + (seq & mask_) * tuple_bytes_;
+      out.insert(out.end(), row, row + tuple_bytes_);
+    }
+  }
 
   // Drops stored tuples, oldest first, while their time is below `bound`.
   void evict_before(std::int64_t bound) noexcept {
@@ -348,6 +357,18 @@ bool JoinBox::band_ok(const std::byte* left_row, const std::byte* right_row) con
                   read_int(right_row, r.band_offset, r.band_kind)) <= band_width_int_;
 }
 
+// The key: each condition's bytes, strings NUL-padded to the wider side's width, so equal
+// values have equal bytes whatever the two fields' widths. Written to key_scratch_.
+const std::byte* JoinBox::key_of(std::size_t port, const std::byte* row) noexcept {
+  std::byte* at = key_scratch_.data();
+  for (const KeyPart& part : plan_[port].key) {
+    std::memcpy(at, row + part.offset, part.width);
+    if (part.key_width > part.width) std::memset(at + part.width, 0, part.key_width - part.width);
+    at += part.key_width;
+  }
+  return key_scratch_.data();
+}
+
 void JoinBox::on_tuple(std::size_t port, const std::byte* row) {
   const SidePlan& plan = plan_[port];
   const std::size_t other = 1 - port;
@@ -363,15 +384,7 @@ void JoinBox::on_tuple(std::size_t port, const std::byte* row) {
   // other side's tuples older than max_time_ - slack - window can match nothing more.
   side_[other]->evict_before(saturating_sub(saturating_sub(max_time_[port], slack_), window_));
 
-  // The key: each condition's bytes, strings NUL-padded to the wider side's width, so equal
-  // values have equal bytes whatever the two fields' widths.
-  std::byte* key = key_scratch_.data();
-  std::byte* at = key;
-  for (const KeyPart& part : plan.key) {
-    std::memcpy(at, row + part.offset, part.width);
-    if (part.key_width > part.width) std::memset(at + part.width, 0, part.key_width - part.width);
-    at += part.key_width;
-  }
+  const std::byte* key = key_of(port, row);
   const std::uint64_t hash = hash_key(key, plan.key_bytes);
 
   Output& out = outputs_[0];
@@ -395,6 +408,69 @@ void JoinBox::on_batch(std::size_t port, const BatchView& batch) {
   assert(port < 2);
   for (Row row : batch) on_tuple(port, row.data());
   outputs_[0].flush();
+}
+
+namespace {
+
+constexpr std::uint32_t kJoinStateMagic = 0x4A4E5331;  // "JNS1"
+
+}  // namespace
+
+// The state: per side, the stored tuples' rows in arrival order; then each port's greatest
+// time and late count. Keys, hashes and times are derived from the rows again on restore,
+// and storing the rows oldest first rebuilds each side as it was: a probe visits one key's
+// tuples newest first and eviction walks from the oldest, whatever the ring's size.
+bool JoinBox::save_state(std::vector<std::byte>& out) const {
+  using detail::put;
+  put(out, kJoinStateMagic);
+  std::vector<std::byte> rows;
+  for (const auto& side : side_) {
+    rows.clear();
+    side->append_rows(rows);
+    detail::put_bytes(out, rows.data(), rows.size());
+  }
+  put(out, max_time_[0]);
+  put(out, max_time_[1]);
+  put(out, dropped_late_[0]);
+  put(out, dropped_late_[1]);
+  return true;
+}
+
+Result<void> JoinBox::restore_state(std::span<const std::byte> in) {
+  constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
+  if (max_time_[0] != kNever || max_time_[1] != kNever || stored(0) != 0 || stored(1) != 0) {
+    return fail("restore_state on a join that has run");
+  }
+  auto bad = [](const std::string& what) { return fail("join state: " + what); };
+  detail::StateReader r{in};
+  if (r.get<std::uint32_t>() != kJoinStateMagic) return bad("not a join's saved state");
+  const std::span<const std::byte> rows[2] = {r.bytes(), r.bytes()};
+  const std::int64_t max_time[2] = {r.get<std::int64_t>(), r.get<std::int64_t>()};
+  const std::uint64_t dropped[2] = {r.get<std::uint64_t>(), r.get<std::uint64_t>()};
+  if (!r.done()) return bad("truncated or followed by other bytes");
+  for (std::size_t side = 0; side < 2; ++side) {
+    const std::uint32_t tuple_bytes = input_schema(side).tuple_bytes();
+    if (rows[side].size() % tuple_bytes != 0) return bad("sizes do not fit this join's inputs");
+    for (std::size_t at = 0; at < rows[side].size(); at += tuple_bytes) {
+      const SidePlan& plan = plan_[side];
+      if (read_int(rows[side].data() + at, plan.time_offset, plan.time_kind) > max_time[side]) {
+        return bad("a stored tuple is newer than its port's greatest time");
+      }
+    }
+  }
+  for (std::size_t side = 0; side < 2; ++side) {
+    const std::uint32_t tuple_bytes = input_schema(side).tuple_bytes();
+    const SidePlan& plan = plan_[side];
+    for (std::size_t at = 0; at < rows[side].size(); at += tuple_bytes) {
+      const std::byte* row = rows[side].data() + at;
+      const std::byte* key = key_of(side, row);
+      side_[side]->store(row, read_int(row, plan.time_offset, plan.time_kind), key,
+                         hash_key(key, plan.key_bytes));
+    }
+    max_time_[side] = max_time[side];
+    dropped_late_[side] = dropped[side];
+  }
+  return success();
 }
 
 }  // namespace boreal::ops

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "numeric_read.hpp"
+#include "state_io.hpp"
 
 namespace boreal::ops {
 
@@ -39,6 +40,8 @@ bool grid_at_or_after(std::int64_t t, std::int64_t interval, std::int64_t& out) 
   out = g;
   return true;
 }
+
+constexpr std::uint32_t kResampleStateMagic = 0x52535331;  // "RSS1"
 
 }  // namespace
 
@@ -262,6 +265,77 @@ void ResampleBox::on_end() {
       std::memcpy(out.data() + values_[i].to, &group.last[i], sizeof(double));
     }
   }
+}
+
+// The state: the groups in order of first appearance, each with its output row (key and, in
+// hold mode, latest values), grid points and latest values; then the frontier and grid
+// progress. The key index is rebuilt from the rows' group fields.
+bool ResampleBox::save_state(std::vector<std::byte>& out) const {
+  using detail::put;
+  put(out, kResampleStateMagic);
+  put(out, static_cast<std::uint64_t>(groups_.size()));
+  for (const Group& group : groups_) {
+    detail::put_bytes(out, group.row.data(), group.row.size());
+    put(out, group.start);
+    put(out, group.next);
+    put(out, group.last_time);
+    detail::put_bytes(out, group.last.data(), group.last.size() * sizeof(double));
+  }
+  for (bool flag : {any_, hold_started_, grid_exhausted_}) put(out, static_cast<std::uint8_t>(flag));
+  for (std::int64_t v : {frontier_, max_tuple_time_, hold_next_}) put(out, v);
+  put(out, late_dropped_);
+  return true;
+}
+
+Result<void> ResampleBox::restore_state(std::span<const std::byte> in) {
+  if (any_ || !groups_.empty()) return fail("restore_state on a resample that has run");
+  auto bad = [](const std::string& what) { return fail("resample state: " + what); };
+  detail::StateReader r{in};
+  if (r.get<std::uint32_t>() != kResampleStateMagic) return bad("not a resample's saved state");
+  const auto count = r.get<std::uint64_t>();
+  std::vector<Group> groups;
+  for (std::uint64_t i = 0; i < count && !r.bad; ++i) {
+    const auto row = r.bytes();
+    Group group;
+    group.start = r.get<std::int64_t>();
+    group.next = r.get<std::int64_t>();
+    group.last_time = r.get<std::int64_t>();
+    const auto last = r.bytes();
+    if (r.bad) break;
+    if (row.size() != out_bytes_ || last.size() != values_.size() * sizeof(double)) {
+      return bad("sizes do not fit this resample's fields");
+    }
+    group.row.assign(row.begin(), row.end());
+    group.last.resize(values_.size());
+    if (!last.empty()) std::memcpy(group.last.data(), last.data(), last.size());
+    groups.push_back(std::move(group));
+  }
+  bool flags[3] = {};
+  for (bool& flag : flags) flag = r.get<std::uint8_t>() != 0;
+  std::int64_t times[3] = {};
+  for (std::int64_t& v : times) v = r.get<std::int64_t>();
+  const auto late = r.get<std::uint64_t>();
+  if (!r.done()) return bad("truncated or followed by other bytes");
+  std::unordered_map<std::string, std::size_t> index;
+  std::string key(key_scratch_.size(), '\0');
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    char* at = key.data();
+    for (const ValuePlan& part : keys_) {
+      std::memcpy(at, groups[g].row.data() + part.to, part.width);
+      at += part.width;
+    }
+    if (!index.emplace(key, g).second) return bad("group keys repeat");
+  }
+  index_ = std::move(index);
+  groups_ = std::move(groups);
+  any_ = flags[0];
+  hold_started_ = flags[1];
+  grid_exhausted_ = flags[2];
+  frontier_ = times[0];
+  max_tuple_time_ = times[1];
+  hold_next_ = times[2];
+  late_dropped_ = late;
+  return success();
 }
 
 }  // namespace boreal::ops

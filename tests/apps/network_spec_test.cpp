@@ -336,8 +336,9 @@ TEST(NetworkSpecErrors, DuplicateAddress) {
                    "by node 'a'"});
 }
 
-// A checkpoint (docs/faults.md) holds input positions, sink files and unacknowledged output
-// only: a node keeping one runs boxes whose state it can save, on one thread.
+// A checkpoint (docs/faults.md) holds input positions, sink files, box states and
+// unacknowledged output: a node keeping one runs boxes without state or whose state it saves,
+// on one thread.
 TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
   auto spec = parse_network(base_with({{8, "    address: tcp://127.0.0.1:7102\n"
                                            "    checkpoint: /tmp/b.checkpoint"}}),
@@ -347,7 +348,7 @@ TEST(NetworkSpec, ACheckpointingSinkNodeParses) {
   EXPECT_EQ(spec.value().find_node("a")->checkpoint, "");
 }
 
-TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyRestorableBoxesOnOneThread) {
+TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyBoxesItCanRestoreOnOneThread) {
   EXPECT_EQ(errors_of(base_with({{6, "    address: tcp://127.0.0.1:7101\n"
                                      "    threads: 2\n"
                                      "    checkpoint: a.checkpoint"},
@@ -356,7 +357,65 @@ TEST(NetworkSpecErrors, ACheckpointingNodeRunsOnlyRestorableBoxesOnOneThread) {
                     "threads (a checkpoint needs threads: 1)",
                     "t.yaml:8:17: nodes[0].checkpoint: node 'a' keeps a checkpoint, but box 'gen' "
                     "(source) has state it cannot hold yet; a checkpointing node runs only "
-                    "filter, map, union, split, aggregate and sink boxes"}));
+                    "filter, map, union, split, aggregate, join, bsort, resample, argmax and "
+                    "sink boxes"}));
+}
+
+// Node b keeps a checkpoint and runs every box whose state it saves (docs/faults.md); the
+// last two boxes are replaced to show what the wall clock drives.
+const std::vector<std::string> kStatefulCheckpointing = {
+    "name: t",
+    "schemas:",
+    "  tick: [{seq: i64}, {ts: timestamp}, {v: f64}]",
+    "nodes:",
+    "  - {name: a, address: \"tcp://127.0.0.1:7101\"}",
+    "  - name: b",
+    "    address: tcp://127.0.0.1:7102",
+    "    checkpoint: b.checkpoint",
+    "boxes:",
+    "  - {name: gen, type: source, node: a, out: s, schema: tick}",
+    "  - {name: halves, type: filter, node: b, in: s, out: [even, odd],",
+    "     params: {predicate: \"seq % 2 == 0\", emit_rejected: true}}",
+    "  - {name: pairs, type: join, node: b, in: [even, odd], out: paired,",
+    "     params: {left_time: seq, right_time: seq, window: 1}}",
+    "  - {name: ordered, type: bsort, node: b, in: paired, out: sorted,",
+    "     params: {field: l_seq, slack: 8}}",
+    "  - {name: best, type: argmax, node: b, in: sorted, out: top,",
+    "     params: {by: l_seq, field: r_seq}}",
+    "  - {name: grid, type: resample, node: b, in: top, out: gridded,",
+    "     params: {time_field: l_ts, interval: 1ms, mode: interpolate, value_fields: [r_v]}}",
+    "  - {name: snk, type: sink, node: b, in: gridded, params: {kind: count}}",
+    "  - {name: held, type: resample, node: b, in: s, out: per_ten,",
+    "     params: {time_field: seq, interval: 10, value_fields: [v]}}",
+    "  - {name: counts, type: aggregate, node: b, in: per_ten, out: counted,",
+    "     params: {window: {kind: count, size: 4}, aggregates: [{function: count, as: n}]}}",
+    "  - {name: snk2, type: sink, node: b, in: counted, params: {kind: count}}",
+};
+
+TEST(NetworkSpec, ACheckpointingNodeRunsTheBoxesWhoseStateItSaves) {
+  const NetworkSpec spec = parse_ok(test::lines_with(kStatefulCheckpointing, {}));
+  const NodeSpec* b = spec.find_node("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->checkpoint, "b.checkpoint");
+  for (const char* type : {"join", "bsort", "argmax", "resample", "aggregate"}) {
+    EXPECT_TRUE(checkpoint_saves_state(type)) << type;
+  }
+  EXPECT_FALSE(checkpoint_saves_state("filter"));
+}
+
+TEST(NetworkSpecErrors, ACheckpointingNodeRunsNothingTheWallClockDrives) {
+  // A resample in hold mode on a timestamp field, and an aggregate with a timeout.
+  EXPECT_EQ(errors_of(test::lines_with(
+                kStatefulCheckpointing,
+                {{23, "     params: {time_field: ts, interval: 1ms, value_fields: [v]}}"},
+                 {25, "     params: {window: {kind: time, field: ts, size: 4ms}, timeout: 1s,\n"
+                      "              aggregates: [{function: count, as: n}]}}"}})),
+            (Errors{"t.yaml:8:17: nodes[1].checkpoint: node 'b' keeps a checkpoint, but resample "
+                    "'held' is in hold mode on a timestamp field, where the wall clock emits grid "
+                    "points and would not emit them alike after a restart",
+                    "t.yaml:8:17: nodes[1].checkpoint: node 'b' keeps a checkpoint, but aggregate "
+                    "'counts' has a timeout, which closes windows by the wall clock and would not "
+                    "close them alike after a restart"}));
 }
 
 TEST(NetworkSpecErrors, DuplicateBoxName) {

@@ -2,9 +2,12 @@
 // however the input is cut into batches; and its parameter errors.
 #include <boreal/ops/argmax.hpp>
 
+#include <boreal/ops/bsort.hpp>
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -99,6 +102,84 @@ TEST(ArgMaxTest, ParamsAreValidated) {
             "params.by: 'x' is f64; a group is a run of equal values, which doubles are rarely "
             "meant to be (group by an integer or a string)\n"
             "params.field: no field 'y' in the input (sym:str4,x:f64)");
+}
+
+}  // namespace
+}  // namespace boreal::ops
+
+namespace boreal::ops {
+namespace {
+
+using test_support::expect_restores_exactly;
+using test_support::Feed;
+using test_support::restore_error;
+using test_support::saved;
+
+// 400 rows in runs of 1 to 30 equal `win` values (so runs span batches), count from 0 to 5
+// (many ties), price from 8 values and now and then NaN, in batches of 0 to 11.
+struct ArgMaxInput {
+  std::vector<OwnedBatch> batches;
+  std::vector<Feed> feed;
+};
+ArgMaxInput argmax_input() {
+  std::mt19937_64 rng(41);
+  std::vector<In> rows;
+  std::int64_t win = 0;
+  std::uint64_t run_left = 0;
+  for (int i = 0; i < 400; ++i) {
+    if (run_left == 0) {
+      win += 1 + static_cast<std::int64_t>(rng() % 3);
+      run_left = 1 + rng() % 30;
+    }
+    --run_left;
+    const double price = rng() % 9 == 0 ? std::nan("") : 0.5 * static_cast<double>(rng() % 8);
+    rows.push_back({win, i, price, static_cast<std::int64_t>(rng() % 6)});
+  }
+  ArgMaxInput in;
+  for (std::size_t at = 0; at < rows.size();) {
+    const std::size_t n = std::min<std::size_t>(rng() % 12, rows.size() - at);
+    const auto from = rows.begin() + static_cast<std::ptrdiff_t>(at);
+    in.batches.push_back(batch_of(std::vector<In>(from, from + static_cast<std::ptrdiff_t>(n))));
+    at += n;
+  }
+  for (const OwnedBatch& batch : in.batches) in.feed.push_back({0, batch});
+  return in;
+}
+
+TEST(ArgMaxState, ARestoredArgMaxCarriesOnExactlyLikeTheUninterruptedOne) {
+  const ArgMaxInput in = argmax_input();
+  const std::size_t last = in.feed.size() - 1;
+  for (const ArgMaxParams& params : {ArgMaxParams{.by = "win", .field = "count"},
+                                     ArgMaxParams{.by = "win", .field = "price"},
+                                     ArgMaxParams{.by = "id", .field = "count"}}) {
+    SCOPED_TRACE(params.by + " " + params.field);
+    expect_restores_exactly([&] { return ok(ArgMax::make(params, kSchema, 3)); }, in.feed,
+                            {0, 1, 7, last / 2, last});
+  }
+}
+
+TEST(ArgMaxState, ABrokenStateIsRefusedNamingWhy) {
+  const ArgMaxParams params{.by = "win", .field = "count"};
+  auto box = ok(ArgMax::make(params, kSchema));
+  box->process(0, batch_of({{1, 1, 0, 4}, {2, 2, 0, 5}, {2, 3, 0, 5}}));
+  const std::vector<std::byte> good = saved(*box);
+  auto fresh = [&] { return ok(ArgMax::make(params, kSchema)); };
+  auto state = good;
+  state.pop_back();
+  EXPECT_EQ(restore_error(*fresh(), state), "argmax state: truncated or followed by other bytes");
+  state = good;
+  state.push_back(std::byte{0});
+  EXPECT_EQ(restore_error(*fresh(), state), "argmax state: truncated or followed by other bytes");
+  state = good;
+  state[0] = std::byte{0};
+  EXPECT_EQ(restore_error(*fresh(), state), "argmax state: not an argmax's saved state");
+  auto sort = ok(BSortBox::make({.field = "count", .slack = 2}, kSchema));
+  EXPECT_EQ(restore_error(*fresh(), saved(*sort)), "argmax state: not an argmax's saved state");
+  // `id` is an i32: the saved `win` key has 8 bytes, not 4.
+  EXPECT_EQ(restore_error(*ok(ArgMax::make({.by = "id", .field = "count"}, kSchema)), good),
+            "argmax state: sizes do not fit this argmax's input");
+  EXPECT_EQ(restore_error(*box, good), "restore_state on an argmax that has run");
+  EXPECT_EQ(restore_error(*fresh(), good), "restored");
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 #include <boreal/ops/join.hpp>
 
+#include <boreal/ops/bsort.hpp>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -450,6 +454,124 @@ TEST(Join, LateTuplesAreDroppedAndCountedPerPort) {
   EXPECT_EQ(box->dropped_late(0), 1u);
   EXPECT_EQ(box->dropped_late(1), 1u);
   EXPECT_EQ(out.rows, (std::vector<std::string>{"96,A,2,2.000000,90,A,7", "100,A,1,1.000000,90,A,7"}));
+}
+
+}  // namespace
+}  // namespace boreal::ops
+
+namespace boreal::ops {
+namespace {
+
+using test_support::expect_restores_exactly;
+using test_support::Feed;
+using test_support::restore_error;
+using test_support::saved;
+
+// Batches of 1 to 9 tuples to either port, times rising about 1.5 a tuple per port with some
+// tuples up to 8 behind (with a slack of 5, some are late), on three symbols.
+struct JoinInput {
+  std::vector<OwnedBatch> batches;
+  std::vector<Feed> feed;
+};
+JoinInput join_input(std::uint64_t seed, int batches) {
+  std::mt19937_64 rng(seed);
+  const char* syms[] = {"A", "B", "C"};
+  std::int64_t time[2] = {0, 0};
+  JoinInput in;
+  in.batches.reserve(static_cast<std::size_t>(batches));
+  for (int b = 0; b < batches; ++b) {
+    const std::size_t port = rng() % 2;
+    const std::size_t rows = 1 + rng() % 9;
+    std::vector<std::tuple<std::int64_t, std::string, int, double>> left;
+    std::vector<std::tuple<std::int64_t, std::string, std::int64_t>> right;
+    for (std::size_t i = 0; i < rows; ++i) {
+      time[port] += static_cast<std::int64_t>(rng() % 4);
+      const std::int64_t ts = time[port] - (rng() % 5 == 0 ? static_cast<std::int64_t>(rng() % 9) : 0);
+      const std::string sym = syms[rng() % 3];
+      const auto v = static_cast<std::int64_t>(rng() % 100);
+      if (port == 0) {
+        left.emplace_back(ts, sym, static_cast<int>(v), 0.5 * static_cast<double>(v));
+      } else {
+        right.emplace_back(ts, sym, v);
+      }
+    }
+    in.batches.push_back(port == 0 ? left_rows(left) : right_rows(right));
+    in.feed.push_back({port, in.batches.back()});
+  }
+  return in;
+}
+
+TEST(JoinState, ARestoredJoinCarriesOnExactlyLikeTheUninterruptedOne) {
+  const JoinInput in = join_input(31, 120);
+  const JoinParams by_sym{.left_time = "ts", .right_time = "ts", .window = Duration(20),
+                          .slack = Duration(5), .equal = {{"sym", "sym"}}};
+  const JoinParams band_only{.left_time = "ts", .right_time = "ts", .window = Duration(6),
+                             .band = Band{"k", "q", 10}};
+  // Nothing is evicted: each side's ring grows past its first 64 slots.
+  const JoinParams unbounded{.left_time = "ts", .right_time = "ts", .window = Duration::max(),
+                             .equal = {{"sym", "sym"}}};
+  for (const JoinParams* params : {&by_sym, &band_only, &unbounded}) {
+    expect_restores_exactly([&] { return make_ok(*params); }, in.feed, {0, 1, 17, 60, 119});
+  }
+}
+
+TEST(JoinState, ARestoredJoinHoldsWhatTheOriginalHeld) {
+  const JoinInput in = join_input(5, 80);
+  const JoinParams params{.left_time = "ts", .right_time = "ts", .window = Duration(20),
+                          .slack = Duration(5), .equal = {{"sym", "sym"}}};
+  auto box = make_ok(params);
+  for (const Feed& f : in.feed) box->process(f.port, f.batch);
+  ASSERT_GT(box->dropped_late(0) + box->dropped_late(1), 0u);
+  auto restored = make_ok(params);
+  ASSERT_EQ(restore_error(*restored, saved(*box)), "restored");
+  for (std::size_t port = 0; port < 2; ++port) {
+    EXPECT_EQ(restored->stored(port), box->stored(port));
+    EXPECT_EQ(restored->dropped_late(port), box->dropped_late(port));
+  }
+}
+
+TEST(JoinState, ALateTupleAfterARestoreIsStillLate) {
+  // Left 90 is 10 behind left 100, more than the slack: dropped, though it would match 92.
+  const auto first = left_rows({{100, "A", 1, 1.0}});
+  const auto late = left_rows({{90, "A", 2, 2.0}});
+  const auto partner = right_rows({{92, "A", 3}});
+  const std::vector<Feed> feed = {{0, first}, {0, late}, {1, partner}};
+  const JoinParams params{.left_time = "ts", .right_time = "ts", .window = Duration(10),
+                          .slack = Duration(5), .equal = {{"sym", "sym"}}};
+  const auto whole = test_support::run_cut([&] { return make_ok(params); }, feed, std::nullopt);
+  EXPECT_EQ(whole.text, std::vector<std::string>{"100,A,1,1.000000,92,A,3"});
+  expect_restores_exactly([&] { return make_ok(params); }, feed, {1, 2});
+}
+
+TEST(JoinState, ABrokenStateIsRefusedNamingWhy) {
+  const JoinParams params{.left_time = "ts", .right_time = "ts", .window = Duration(10),
+                          .equal = {{"sym", "sym"}}};
+  auto box = make_ok(params);
+  box->process(0, kLeftData);
+  const std::vector<std::byte> good = saved(*box);
+  auto state = good;
+  state.pop_back();
+  EXPECT_EQ(restore_error(*make_ok(params), state), "join state: truncated or followed by other bytes");
+  state = good;
+  state.push_back(std::byte{0});
+  EXPECT_EQ(restore_error(*make_ok(params), state), "join state: truncated or followed by other bytes");
+  state = good;
+  state[0] = std::byte{0};
+  EXPECT_EQ(restore_error(*make_ok(params), state), "join state: not a join's saved state");
+  auto sort = test_support::ok(BSortBox::make({.field = "ts", .slack = 4}, kLeft));
+  sort->process(0, kLeftData);
+  EXPECT_EQ(restore_error(*make_ok(params), saved(*sort)), "join state: not a join's saved state");
+  // The left side's rows cut short by a byte: no longer whole tuples.
+  state = good;
+  std::uint64_t left_bytes;
+  std::memcpy(&left_bytes, state.data() + 4, 8);
+  ASSERT_EQ(left_bytes, 3u * 24);  // kLeftData's three tuples
+  --left_bytes;
+  std::memcpy(state.data() + 4, &left_bytes, 8);
+  state.erase(state.begin() + 12);
+  EXPECT_EQ(restore_error(*make_ok(params), state), "join state: sizes do not fit this join's inputs");
+  EXPECT_EQ(restore_error(*box, good), "restore_state on a join that has run");
+  EXPECT_EQ(restore_error(*make_ok(params), good), "restored");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <boreal/ops/resample.hpp>
 
+#include <boreal/ops/join.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
@@ -320,6 +322,110 @@ TEST(ResampleParams, EveryProblemAtOnce) {
             "params.interval: interval must be > 0, got -1\n"
             "params.value_fields[0]: no field 'nope' in schema ts:i64,sym:str4,v:i64,x:f64\n"
             "params.mode: unknown mode 'x'; expected 'hold' or 'interpolate'");
+}
+
+}  // namespace
+}  // namespace boreal::ops
+
+namespace boreal::ops {
+namespace {
+
+using test_support::expect_restores_exactly;
+using test_support::Feed;
+using test_support::restore_error;
+using test_support::saved;
+
+// 500 tuples on five symbols (a new one now and then), ts rising 0 to 6 a tuple with one
+// tuple in 15 stepping back (late), in batches of 0 to 9.
+struct ResampleInput {
+  OwnedBatch all{kIn, 1};
+  std::vector<Feed> feed;
+};
+ResampleInput resample_input() {
+  std::mt19937_64 rng(23);
+  std::vector<In> rows;
+  std::int64_t ts = -40;
+  for (int i = 0; i < 500; ++i) {
+    ts += static_cast<std::int64_t>(rng() % 7);
+    const std::int64_t t = rng() % 15 == 0 ? ts - 5 : ts;
+    const std::string sym(1, static_cast<char>('A' + rng() % static_cast<std::uint64_t>(std::min(5, 1 + i / 40))));
+    const auto v = static_cast<std::int64_t>(rng() % 1000) - 500;
+    rows.emplace_back(t, sym, v, 0.125 * static_cast<double>(v));
+  }
+  ResampleInput in;
+  in.all = rows_of(rows);
+  const std::uint32_t bytes = kIn.tuple_bytes();
+  for (std::size_t at = 0; at < in.all.size();) {
+    const std::size_t n = std::min<std::size_t>(rng() % 10, in.all.size() - at);
+    in.feed.push_back({0, BatchView::wrap(in.all.bytes().subspan(at * bytes, n * bytes), kIn).value()});
+    at += n;
+  }
+  return in;
+}
+
+TEST(ResampleState, ARestoredResampleCarriesOnExactlyLikeTheUninterruptedOne) {
+  const ResampleInput in = resample_input();
+  const std::size_t last = in.feed.size() - 1;
+  const ResampleParams hold{.time_field = "ts", .interval = 10, .group_by = {"sym"},
+                            .value_fields = {"v", "x"}};
+  const ResampleParams hold_ungrouped{.time_field = "ts", .interval = 7, .value_fields = {"x"}};
+  const ResampleParams interpolate{.time_field = "ts", .interval = 4, .group_by = {"sym"},
+                                   .value_fields = {"v", "x"}, .mode = "interpolate"};
+  for (const ResampleParams* params : {&hold, &hold_ungrouped, &interpolate}) {
+    SCOPED_TRACE(params->mode + " every " + std::to_string(params->interval));
+    expect_restores_exactly([&] { return make_ok(*params); }, in.feed, {0, 1, 9, last / 2, last});
+  }
+}
+
+TEST(ResampleState, ARestoredResampleCountsWhatTheOriginalDropped) {
+  const ResampleInput in = resample_input();
+  const ResampleParams params{.time_field = "ts", .interval = 10, .group_by = {"sym"},
+                              .value_fields = {"v"}};
+  auto box = make_ok(params);
+  for (const Feed& f : in.feed) box->process(0, f.batch);
+  ASSERT_GT(box->late_dropped(), 0u);
+  auto restored = make_ok(params);
+  ASSERT_EQ(restore_error(*restored, saved(*box)), "restored");
+  EXPECT_EQ(restored->late_dropped(), box->late_dropped());
+  EXPECT_EQ(restored->group_count(), 5u);
+}
+
+TEST(ResampleState, ABrokenStateIsRefusedNamingWhy) {
+  const ResampleParams params{.time_field = "ts", .interval = 10, .group_by = {"sym"},
+                              .value_fields = {"v", "x"}};
+  auto box = make_ok(params);
+  box->process(0, kSample);
+  const std::vector<std::byte> good = saved(*box);
+  auto state = good;
+  state.pop_back();
+  EXPECT_EQ(restore_error(*make_ok(params), state),
+            "resample state: truncated or followed by other bytes");
+  state = good;
+  state.push_back(std::byte{0});
+  EXPECT_EQ(restore_error(*make_ok(params), state),
+            "resample state: truncated or followed by other bytes");
+  state = good;
+  state[0] = std::byte{0};
+  EXPECT_EQ(restore_error(*make_ok(params), state), "resample state: not a resample's saved state");
+  auto join = test_support::ok(JoinBox::make({.left_time = "ts", .right_time = "ts",
+                                              .window = Duration(1)}, kIn, kIn));
+  EXPECT_EQ(restore_error(*make_ok(params), saved(*join)),
+            "resample state: not a resample's saved state");
+  EXPECT_EQ(restore_error(*make_ok({.time_field = "ts", .interval = 10, .group_by = {"sym"},
+                                    .value_fields = {"v"}}),
+                          good),
+            "resample state: sizes do not fit this resample's fields");
+  // Two groups with one key: "A" written over "B" in the second group's row. The state:
+  // magic, count, then per group [row bytes][start][next][last_time][2 doubles' bytes].
+  state = good;
+  const Schema& out = box->output(0).schema();
+  const std::size_t second_row = 4 + 8 + (8 + out.tuple_bytes() + 24 + 8 + 16) + 8;
+  const std::size_t sym_at = second_row + out.field(1).offset;
+  ASSERT_EQ(static_cast<char>(state[sym_at]), 'B');
+  state[sym_at] = std::byte{'A'};
+  EXPECT_EQ(restore_error(*make_ok(params), state), "resample state: group keys repeat");
+  EXPECT_EQ(restore_error(*box, good), "restore_state on a resample that has run");
+  EXPECT_EQ(restore_error(*make_ok(params), good), "restored");
 }
 
 }  // namespace

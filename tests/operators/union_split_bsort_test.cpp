@@ -1,4 +1,5 @@
 #include <boreal/ops/bsort.hpp>
+#include <boreal/ops/join.hpp>
 #include <boreal/ops/split.hpp>
 #include <boreal/ops/union.hpp>
 
@@ -474,6 +475,84 @@ TEST(BSortParams, ReportsEveryProblemAtOnce) {
             "params.field: no field '' in schema "
             "seq:i64,key:i64,x:f64,n:i32,ts:timestamp,sym:str8\n"
             "params.slack: slack 1099511627776 is larger than the limit 1048576");
+}
+
+}  // namespace
+}  // namespace boreal::ops
+
+namespace boreal::ops {
+namespace {
+
+using test_support::expect_restores_exactly;
+using test_support::Feed;
+using test_support::restore_error;
+using test_support::saved;
+
+// 600 rows in batches of 0 to 12: ts mostly rising with some rows up to 30 behind, x from
+// 20 values (many ties, one NaN), n from -50 to 49.
+struct SortInput {
+  OwnedBatch all{kRows, 600};
+  std::vector<Feed> feed;
+};
+SortInput sort_input() {
+  std::mt19937_64 rng(17);
+  std::vector<Spec> specs;
+  std::int64_t ts = 0;
+  for (int i = 0; i < 600; ++i) {
+    ts += static_cast<std::int64_t>(rng() % 5);
+    const auto x = static_cast<double>(rng() % 20) - 7.5;
+    specs.push_back({.key = i % 7,
+                     .x = i == 300 ? std::nan("") : x,
+                     .n = static_cast<std::int32_t>(rng() % 100) - 50,
+                     .ts = ts - (rng() % 4 == 0 ? static_cast<std::int64_t>(rng() % 31) : 0)});
+  }
+  SortInput in;
+  in.all = rows_of(specs);
+  for (std::size_t at = 0; at < in.all.size();) {
+    const std::size_t n = std::min<std::size_t>(rng() % 13, in.all.size() - at);
+    in.feed.push_back({0, slice(in.all, at, n)});
+    at += n;
+  }
+  return in;
+}
+
+TEST(BSortState, ARestoredBSortCarriesOnExactlyLikeTheUninterruptedOne) {
+  const SortInput in = sort_input();
+  const std::size_t last = in.feed.size() - 1;
+  for (const BSortParams& params : {BSortParams{.field = "ts", .slack = 20},
+                                    BSortParams{.field = "x", .slack = 7},
+                                    BSortParams{.field = "n", .slack = 1},
+                                    BSortParams{.field = "n", .slack = 0},
+                                    BSortParams{.field = "ts", .slack = 1000}}) {
+    SCOPED_TRACE(params.field + " slack " + std::to_string(params.slack));
+    expect_restores_exactly([&] { return ok(BSortBox::make(params, kRows)); }, in.feed,
+                            {0, 1, 5, last / 2, last});
+  }
+}
+
+TEST(BSortState, ABrokenStateIsRefusedNamingWhy) {
+  const BSortParams params{.field = "ts", .slack = 10};
+  auto box = ok(BSortBox::make(params, kRows));
+  box->process(0, rows_of({{.ts = 5}, {.ts = 3}, {.ts = 9}, {.ts = 1}}));
+  ASSERT_EQ(box->buffered(), 4u);
+  const std::vector<std::byte> good = saved(*box);
+  auto fresh = [&] { return ok(BSortBox::make(params, kRows)); };
+  auto state = good;
+  state.pop_back();
+  EXPECT_EQ(restore_error(*fresh(), state), "bsort state: truncated or followed by other bytes");
+  state = good;
+  state.push_back(std::byte{1});
+  EXPECT_EQ(restore_error(*fresh(), state), "bsort state: truncated or followed by other bytes");
+  state = good;
+  state[0] = std::byte{0};
+  EXPECT_EQ(restore_error(*fresh(), state), "bsort state: not a bsort's saved state");
+  auto join = ok(JoinBox::make({.left_time = "ts", .right_time = "ts", .window = Duration(1)},
+                               kRows, kRows));
+  EXPECT_EQ(restore_error(*fresh(), saved(*join)), "bsort state: not a bsort's saved state");
+  EXPECT_EQ(restore_error(*ok(BSortBox::make({.field = "ts", .slack = 3}, kRows)), good),
+            "bsort state: 4 rows buffered, more than this bsort's slack 3 holds");
+  EXPECT_EQ(restore_error(*box, good), "restore_state on a bsort that has run");
+  EXPECT_EQ(restore_error(*fresh(), good), "restored");
 }
 
 }  // namespace

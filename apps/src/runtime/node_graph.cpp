@@ -22,26 +22,6 @@ std::uint32_t random_sender_id() {
 using transport::ErrorCategory;
 using transport::fail;
 
-// Aggregates with a timeout and resample boxes in hold mode act on the clock (tick()), in
-// their time field's unit: the node's clock is realtime ns, so only a timestamp field fits.
-bool ticks_on_clock(const BoxSpec& box, const ops::Schema* input) {
-  if (input == nullptr || (box.type != "aggregate" && box.type != "resample")) return false;
-  const YAML::Node& params = box.params;
-  if (!params.IsMap()) return false;
-  std::string field;
-  if (box.type == "aggregate") {
-    const YAML::Node& window = params["window"];
-    if (!params["timeout"] || !window.IsMap() || !window["field"]) return false;
-    field = window["field"].Scalar();
-  } else {
-    if (params["mode"] && params["mode"].Scalar() == "interpolate") return false;
-    if (!params["time_field"]) return false;
-    field = params["time_field"].Scalar();
-  }
-  const auto index = input->index_of(field);
-  return index && input->field(*index).type == ops::FieldType::timestamp;
-}
-
 std::string stream_label(const StreamSpec& stream) { return "stream '" + stream.name + "'"; }
 
 // Threads of node `me` that run a consumer of `stream`.

@@ -819,7 +819,7 @@ void Parser::check_batch_fit() {
   }
 }
 
-// A checkpoint holds the input positions, the sinks' files, the aggregates' states and the
+// A checkpoint holds the input positions, the sinks' files, the boxes' states and the
 // unacknowledged output of a node on one thread; every medium between nodes (tcp, fabric-msg,
 // fabric-rma) resumes its links (docs/faults.md).
 void Parser::check_checkpoints() {
@@ -837,7 +837,18 @@ void Parser::check_checkpoints() {
           kCheckpointableBoxes.end()) {
         problems_.add(at, who + "box " + in_quotes(box.name) + " (" + box.type +
                               ") has state it cannot hold yet; a checkpointing node runs only "
-                              "filter, map, union, split, aggregate and sink boxes");
+                              "filter, map, union, split, aggregate, join, bsort, resample, "
+                              "argmax and sink boxes");
+      } else if (box.type == "resample" && !box.inputs.empty()) {
+        // Hold mode emits grid points as the node's clock passes them (tick()): a replay
+        // after a restart would not see the same ticks between the same tuples.
+        const StreamSpec* in = spec_.find_stream(box.inputs[0]);
+        if (in != nullptr && in->tuple_schema && ticks_on_clock(box, &*in->tuple_schema)) {
+          problems_.add(at, who + "resample " + in_quotes(box.name) +
+                                " is in hold mode on a timestamp field, where the wall clock "
+                                "emits grid points and would not emit them alike after a "
+                                "restart");
+        }
       } else if (box.type == "aggregate" && box.params.IsMap() && box.params["timeout"]) {
         // A timeout closes windows by the wall clock, which a replay after a restart does not
         // repeat: the rows would differ.
@@ -890,6 +901,24 @@ void Parser::check_threads() {
 }
 
 }  // namespace
+
+bool ticks_on_clock(const BoxSpec& box, const ops::Schema* input) {
+  if (input == nullptr || (box.type != "aggregate" && box.type != "resample")) return false;
+  const YAML::Node& params = box.params;
+  if (!params.IsMap()) return false;
+  std::string field;
+  if (box.type == "aggregate") {
+    const YAML::Node& window = params["window"];
+    if (!params["timeout"] || !window.IsMap() || !window["field"]) return false;
+    field = window["field"].Scalar();
+  } else {
+    if (params["mode"] && params["mode"].Scalar() == "interpolate") return false;
+    if (!params["time_field"]) return false;
+    field = params["time_field"].Scalar();
+  }
+  const auto index = input->index_of(field);
+  return index && input->field(*index).type == ops::FieldType::timestamp;
+}
 
 ops::GeneratorParams generator_params(const SourceParams& source, const ops::Schema& schema) {
   ops::GeneratorParams params;

@@ -135,12 +135,16 @@ struct NodeSpec {
 };
 
 inline constexpr std::uint32_t kMaxThreads = 64;
-// The boxes a checkpointing node may run: those without state between tuples, and those
-// whose state a checkpoint saves (ops::Box::save_state; an aggregate without `timeout`).
-inline constexpr std::array<std::string_view, 6> kCheckpointableBoxes = {
-    "filter", "map", "union", "split", "sink", "aggregate"};
+// The boxes a checkpointing node may run (docs/faults.md): those without state between
+// tuples, and those whose state a checkpoint saves (ops::Box::save_state), unless the wall
+// clock drives them (ticks_on_clock(), and any aggregate with a `timeout`): parse_network()
+// refuses those.
+inline constexpr std::array<std::string_view, 10> kCheckpointableBoxes = {
+    "filter", "map", "union", "split", "sink", "aggregate", "join", "bsort", "resample",
+    "argmax"};
 [[nodiscard]] inline bool checkpoint_saves_state(std::string_view box_type) {
-  return box_type == "aggregate";
+  return box_type == "aggregate" || box_type == "join" || box_type == "bsort" ||
+         box_type == "resample" || box_type == "argmax";
 }
 
 enum class SourceKind : std::uint8_t { generator, csv, nexmark };
@@ -264,6 +268,12 @@ struct NetworkSpec {
   [[nodiscard]] const StreamSpec* find_stream(std::string_view name) const;
   [[nodiscard]] const ops::Schema* find_schema(std::string_view name) const;
 };
+
+// Whether a node ticks `box` with its clock (ops::Box::tick): an aggregate with a `timeout`,
+// or a resample in hold mode, whose time field is a timestamp (the node's clock is realtime
+// ns; other time fields have no clock to follow). `input`: the schema of its first input,
+// null when unknown (then false).
+[[nodiscard]] bool ticks_on_clock(const BoxSpec& box, const ops::Schema* input);
 
 // The operator library's generator for a generator source emitting `schema`: every option of
 // `source`, with the rate left unset (the node paces it and stamps scheduled times itself).

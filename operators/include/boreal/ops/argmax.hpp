@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,11 @@ class ArgMax final : public Box {
   [[nodiscard]] std::string_view type() const noexcept override { return "argmax"; }
   [[nodiscard]] std::size_t input_count() const noexcept override { return 1; }
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
+
+  // Checkpoints (box.hpp): the open group's key, tied rows and best value, and the count of
+  // closed groups; a restored argmax closes the open group as this one would.
+  [[nodiscard]] bool save_state(std::vector<std::byte>& out) const override;
+  [[nodiscard]] Result<void> restore_state(std::span<const std::byte> in) override;
 
   // Groups closed so far (each emitted its winners).
   [[nodiscard]] std::uint64_t groups() const noexcept { return groups_; }

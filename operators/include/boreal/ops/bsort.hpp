@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,11 @@ class BSortBox final : public Box {
   [[nodiscard]] std::size_t input_count() const noexcept override { return 1; }
   [[nodiscard]] const Schema& input_schema(std::size_t port) const noexcept override;
 
+  // Checkpoints (box.hpp): the buffered rows with their arrival numbers, and the count of
+  // arrivals; a restored bsort lets rows leave in the order this one would.
+  [[nodiscard]] bool save_state(std::vector<std::byte>& out) const override;
+  [[nodiscard]] Result<void> restore_state(std::span<const std::byte> in) override;
+
   // Rows held now: at most slack between calls (a row leaves as the (slack+1)-th enters).
   [[nodiscard]] std::size_t buffered() const noexcept { return heap_.size(); }
 
@@ -64,6 +70,8 @@ class BSortBox final : public Box {
 
   BSortBox(const Schema& input, Kind kind, std::uint32_t offset, std::uint64_t slack);
 
+  template <Kind K>
+  [[nodiscard]] std::uint64_t key_of(const std::byte* row) const noexcept;
   template <Kind K>
   void process_as(const BatchView& batch);
   void pop_to_output();

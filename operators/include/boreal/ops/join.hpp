@@ -61,6 +61,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,6 +113,10 @@ class JoinBox final : public Box {
     return port == 0 ? left_schema_ : right_schema_;
   }
 
+  // Checkpoints (box.hpp): the tuples each side holds, oldest first, and each port's
+  // greatest time and late count; a restored join probes, evicts and drops as this one would.
+  [[nodiscard]] bool save_state(std::vector<std::byte>& out) const override;
+  [[nodiscard]] Result<void> restore_state(std::span<const std::byte> in) override;
 
   // Tuples currently held for future matches, per port (0 = left, 1 = right).
   [[nodiscard]] std::size_t stored(std::size_t port) const noexcept;
@@ -148,6 +153,8 @@ class JoinBox final : public Box {
 
   // A tuple of `port`'s input arrives: evict, probe, emit, store.
   void on_tuple(std::size_t port, const std::byte* row);
+  // `row`'s equality key for `port` in key_scratch_, which it returns.
+  const std::byte* key_of(std::size_t port, const std::byte* row) noexcept;
   [[nodiscard]] bool band_ok(const std::byte* left_row, const std::byte* right_row) const;
 
   Schema left_schema_;

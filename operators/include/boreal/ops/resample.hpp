@@ -39,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -78,6 +79,13 @@ class ResampleBox final : public Box {
   // Hold mode: emits every grid point g < now (the promise that no tuple older than `now`
   // comes). Interpolate mode: nothing.
   void tick(std::int64_t now) override;
+
+  // Checkpoints (box.hpp): the groups (their rows, grid points and latest values) and the
+  // time frontier; a restored resample emits what this one would for the same tuples. In
+  // hold mode the ticks count too: a network node ticks a resample on a timestamp field with
+  // the wall clock, which a replay does not repeat, so a checkpointing node refuses one.
+  [[nodiscard]] bool save_state(std::vector<std::byte>& out) const override;
+  [[nodiscard]] Result<void> restore_state(std::span<const std::byte> in) override;
 
   [[nodiscard]] std::uint64_t late_dropped() const noexcept { return late_dropped_; }
   [[nodiscard]] std::size_t group_count() const noexcept { return groups_.size(); }
