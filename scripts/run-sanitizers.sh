@@ -60,9 +60,13 @@ case $kind in
     #       against an install of this tree: packaging, checked by the plain build's ctest.
     #   Backpressure.ASlowSink...  asserts that each node's peak RSS stays under 64 MB, and
     #       ASan's shadow memory and quarantine alone take more (about 237 MB a node here).
+    #   BenchCommand.ANetworkSweepCountsSourceEvents  asserts that a run paced at 20 % of the
+    #       measured maximum reaches that rate within 10 % in 0.4 s; the unoptimised ASan
+    #       build's maximum and pacing are too far from the plain build's for that.
     asan_exclude=(bench_plot_test nexmark_oracle_test nexmark_queries_test
                   nexmark_generators_agree 'package\..*'
-                  'Backpressure\.ASlowSinkThrottlesTheSourceThroughTwoRelaysWithBoundedBuffers')
+                  'Backpressure\.ASlowSinkThrottlesTheSourceThroughTwoRelaysWithBoundedBuffers'
+                  'BenchCommand\.ANetworkSweepCountsSourceEvents')
     cmake -S . -B "$build" "${common[@]}" "${asan_flags[@]}" "-DBOREAL_SANITIZE=address;undefined"
     cmake --build "$build" -j "$jobs"
     # LeakSanitizer: tests/sanitizers/lsan.supp names the leaks that are libfabric's own (see
