@@ -353,7 +353,7 @@ std::string soak_summary(const std::vector<SoakRow>& rows, const SoakVerdict& ve
     out << line;
   }
   if (verdict.flat) {
-    out << "verdict: flat (after a 10 % warm-up, the last 10 % against the first 10 %: RSS within "
+    out << "verdict: flat (after a 10 % warm-up, the last 10 % against the next 10 %: RSS within "
            "5 % or 4 MiB, send buffers in use not climbing, p99 at most 2x + 500 us, no loss)\n";
   } else {
     out << "verdict: NOT flat\n";
@@ -460,7 +460,10 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
     finished.store(true);
   });
 
-  csv << "# boreal bench --soak: " << bench.command << '\n'
+  const BenchMeta meta = describe_machine(bench.command);
+  csv << "# boreal bench --soak: host=" << meta.host << " cpus=" << meta.cpus
+      << " kernel=" << meta.kernel << " commit=" << meta.commit << " date=" << meta.date << '\n'
+      << "# command: " << meta.command << '\n'
       << "# " << group.medium << ", wait " << wait << ", maximum "
       << (max_rate > 0 ? csv_number(max_rate) + " tuples/s" : std::string("not measured"))
       << ", offered " << csv_number(offered) << " tuples/s\n"
