@@ -12,7 +12,6 @@
 #include <sstream>
 #include <thread>
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -39,7 +38,6 @@ constexpr std::chrono::milliseconds kScrapeTimeout{800};
 constexpr std::chrono::seconds kServersUp{30};
 // Seconds the sources run past the scraped DURATION, so the last scrape still sees them.
 constexpr double kTailS = 3.0;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // GET /metrics of one node with Beast's client (one connection per scrape, once a second, is
 // no cost worth a kept-alive connection's bookkeeping). nullopt when it fails or times out.
