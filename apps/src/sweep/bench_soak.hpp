@@ -64,16 +64,16 @@ struct SoakRow {
 [[nodiscard]] std::string soak_csv_line(const SoakRow& row);
 
 // The verdict on a soak's rows (every node's). "Flat" means all of:
-//   - the first 10 % of the seconds (at least 3) are warm-up and not judged; of the rest, the
-//     first 10 % (at least 3 s) are the early window and the last 10 % the late one;
+//   - the first 10 % of the seconds (at least 5) are warm-up and not judged; the next 10 %
+//     (at least 5 s) are the early window and the last 10 % (at least 5 s) the late one;
 //   - RSS: per node, the late window's median is within 5 % or 4 MiB (the larger) of the
 //     early window's;
 //   - occupancy: per node, the late window's median of buffers in use is at most the early
 //     window's largest plus 10 % of the node's buffers (it does not climb towards full);
 //   - p99: per node with a sink, the late window's median is at most twice the early
-//     window's plus 500 µs (latency on a shared machine is noisy; growth is what counts);
+//     window's plus 5 ms (latency on a shared machine is noisy; growth is what counts);
 //   - no tuple lost or duplicated at any sink, at any second;
-//   - at least 10 seconds of rows per node.
+//   - at least 15 seconds of rows per node.
 struct SoakVerdict {
   bool flat = false;
   std::vector<std::string> reasons;  // why not, one line each
