@@ -15,6 +15,14 @@ tuple size, batch size), one line per wait mode, the metadata as every figure's 
 
     python3 scripts/bench_plot.py bench.csv --out plots [--title "vm1, quick"]
 
+With --soak SOAK_CSV instead of the sweep's CSV: the CSV `boreal bench --soak` writes ('#'
+metadata lines, a header, one row per second per node: elapsed_s, node, rss_kb, occupancy
+columns, tuples_per_s, lost, duplicated, out_of_order, p99_us) becomes
+  soak.png                 RSS, send buffers in use, p99 latency and tuples/s against time,
+                           one line per node (p99: nodes with a sink only)
+
+    python3 scripts/bench_plot.py --soak soak.csv --out plots
+
 A bad input prints one line naming the file (and line) to stderr and exits 2. Needs matplotlib
 (Debian's python3-matplotlib, i.e. /usr/bin/python3).
 """
@@ -266,13 +274,120 @@ def render(plt, figure, facets, modes, cpus, meta, args):
     return path
 
 
+SOAK_COLUMNS = ["elapsed_s", "node", "rss_kb", "frames_unacknowledged", "buffers_in_use",
+                "buffers", "backlog_bytes", "tuples_per_s", "lost", "duplicated", "out_of_order",
+                "p99_us"]
+
+
+def read_soak(path):
+    """(metadata lines, rows) of a soak CSV; every column but `node` a number."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) else "not UTF-8 text"
+        raise PlotError(f"{path}: cannot read: {reason}") from None
+    meta = [l.lstrip("#").strip() for l in lines if l.startswith("#")]
+    body = [(n, l) for n, l in enumerate(lines, 1) if l.strip() and not l.startswith("#")]
+    if not body:
+        raise PlotError(f"{path}: no header line")
+    header = next(csv.reader([body[0][1]]))
+    missing = [c for c in SOAK_COLUMNS if c not in header]
+    if missing:
+        raise PlotError(f"{path}: line {body[0][0]}: missing columns: {', '.join(missing)}")
+    rows = []
+    for number, line in body[1:]:
+        cells = dict(zip(header, next(csv.reader([line]))))
+        row = {"node": cells.get("node", "")}
+        for column in SOAK_COLUMNS[2:] + ["elapsed_s"]:
+            try:
+                row[column] = float(cells[column])
+            except (KeyError, ValueError):
+                raise PlotError(f"{path}: line {number}: {column} is not a number") from None
+        rows.append(row)
+    if not rows:
+        raise PlotError(f"{path}: no rows")
+    return meta, rows
+
+
+def render_soak(plt, meta, rows, args):
+    """soak.png: four panels against elapsed seconds, one line per node; returns its path."""
+    nodes = list(dict.fromkeys(r["node"] for r in rows))
+    colours = {n: c for n, c in zip(nodes, ["tab:blue", "tab:orange"] + SPARE_COLOURS * 4)}
+    # Latency in ms once it passes 10 ms: an overloaded soak's p99 climbs into seconds.
+    p99_ms = max(r["p99_us"] for r in rows) >= 10_000
+    panels = [("RSS (MiB)", lambda r: r["rss_kb"] / 1024, lambda n: True),
+              ("send buffers in use", lambda r: r["buffers_in_use"],
+               lambda n: any(r["buffers"] > 0 for r in rows if r["node"] == n)),
+              (f"p99 over the second ({'ms' if p99_ms else 'µs'})",
+               lambda r: r["p99_us"] / (1000 if p99_ms else 1),
+               lambda n: any(r["p99_us"] > 0 for r in rows if r["node"] == n)),
+              ("M tuples/s", lambda r: r["tuples_per_s"] / 1e6, lambda n: True)]
+    footer = [part for line in meta + [f"source: {os.path.basename(args.soak)}"]
+              for part in textwrap.wrap(line, 150)]
+    height = 9.0 + 0.14 * len(footer)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(WIDTH_IN, height), sharex=True)
+    fig.subplots_adjust(left=0.1, right=0.97, top=1 - 0.8 / height,
+                        bottom=(0.14 * len(footer) + 0.7) / height, hspace=0.25)
+    for ax, (label, value, shown) in zip(axes, panels):
+        for node in nodes:
+            if not shown(node):
+                continue
+            mine = [r for r in rows if r["node"] == node]
+            ax.plot([r["elapsed_s"] for r in mine], [value(r) for r in mine],
+                    color=colours[node], lw=1.2, label=node)
+        ax.set_ylabel(label, fontsize=8)
+        ax.set_ylim(bottom=0)
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(loc="lower right", fontsize=8, frameon=False, ncol=len(nodes))
+    buffers = max(r["buffers"] for r in rows)
+    if buffers > 0:  # the pool's size, so that "full" is visible
+        axes[1].axhline(buffers, color="0.4", ls="--", lw=1)
+        axes[1].text(0.01, buffers, f" of {buffers:.0f}", transform=axes[1].get_yaxis_transform(),
+                     va="bottom", fontsize=7, color="0.3")
+        axes[1].set_ylim(0, buffers * 1.15)
+    offered = next((float(m.group(1)) for line in meta
+                    for m in [re.search(r"offered ([0-9.e+]+) tuples/s", line)] if m), None)
+    if offered:  # the rate the sources were paced at
+        axes[-1].axhline(offered / 1e6, color="0.4", ls="--", lw=1)
+        axes[-1].text(0.01, offered / 1e6, " offered", transform=axes[-1].get_yaxis_transform(),
+                      va="bottom", fontsize=7, color="0.3")
+    axes[-1].set_xlabel("seconds since the soak began")
+    lost = max(r["lost"] + r["duplicated"] for r in rows)
+    title = f"Soak: {len(rows) // max(1, len(nodes))} s, lost + duplicated {lost:.0f}"
+    fig.suptitle(f"{args.title}: {title}" if args.title else title, y=1 - 0.1 / height,
+                 va="top", fontsize=12)
+    fig.text(0.01, 0.08 / height, "\n".join(footer), fontsize=7, color="0.3", va="bottom")
+    path = os.path.join(args.out, "soak.png")
+    try:
+        fig.savefig(path, dpi=DPI)
+    except OSError as e:
+        raise PlotError(f"{path}: cannot write: {e.strerror}") from None
+    finally:
+        plt.close(fig)
+    return path
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("csv", help="the CSV that `boreal bench --csv` wrote")
+    parser.add_argument("csv", nargs="?", help="the CSV that `boreal bench --csv` wrote")
+    parser.add_argument("--soak", help="instead: the soak.csv of `boreal bench --soak`")
     parser.add_argument("--out", required=True, help="directory for the PNGs (created)")
     parser.add_argument("--title", default="", help="prefix of every figure's title")
     args = parser.parse_args(argv)
+    if (args.csv is None) == (args.soak is None):
+        parser.error("give either a sweep's CSV or --soak SOAK_CSV")
     try:
+        if args.soak is not None:
+            meta, rows = read_soak(args.soak)
+            plt = pyplot()
+            try:
+                os.makedirs(args.out, exist_ok=True)
+            except OSError as e:
+                raise PlotError(f"{args.out}: cannot create: {e.strerror}") from None
+            print(render_soak(plt, meta, rows, args), flush=True)
+            return 0
         meta, rows = read_bench(args.csv)
         rows = usable_rows(args.csv, rows, lambda m: print(f"bench_plot: warning: {m}",
                                                            file=sys.stderr))

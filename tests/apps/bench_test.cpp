@@ -2,11 +2,14 @@
 // one small sweep through the real binary.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <map>
 #include <sstream>
 
 #include "app_test_support.hpp"
 #include "sweep/bench_plan.hpp"
 #include "sweep/bench_report.hpp"
+#include "sweep/bench_soak.hpp"
 
 namespace boreal::runtime {
 namespace {
@@ -379,6 +382,132 @@ TEST(BenchCommand, ANetworkSweepCountsSourceEvents) {
   EXPECT_NEAR(lines[2]["offered_rate"].get<double>(), max_events * 0.2, 1.0);
   EXPECT_NEAR(lines[2]["events_per_s"].get<double>(), max_events * 0.2, max_events * 0.02);
   EXPECT_GT(lines[2]["events_per_core"].get<double>(), 0);
+}
+
+// --soak DURATION: whole seconds, or with s, m or h; anything else names the flag and value.
+TEST(BenchSoak, ParsesDurations) {
+  EXPECT_EQ(parse_soak_duration("600").value().count(), 600.0);
+  EXPECT_EQ(parse_soak_duration("30s").value().count(), 30.0);
+  EXPECT_EQ(parse_soak_duration("10m").value().count(), 600.0);
+  EXPECT_EQ(parse_soak_duration("1h").value().count(), 3600.0);
+  for (const char* bad : {"", "s", "ten", "1.5m", "-3", "10x", "0", "0m", "3 s"}) {
+    auto parsed = parse_soak_duration(bad);
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_EQ(parsed.error().message.rfind(std::string("--soak: '") + bad + "'", 0), 0U)
+        << parsed.error().message;
+  }
+}
+
+TEST(BenchSoak, BadFlagsAreNamedAndNothingRuns) {
+  TempDir dir;
+  const auto out = run(std::string(BOREAL_BIN) +
+                       " bench --soak 5min --media tcp,fabric-msg --rates 10%,20% --out " + dir.file("out"));
+  EXPECT_EQ(out.status, 2);
+  EXPECT_EQ(out.text,
+            "bench: --soak: '5min' is not a duration (expected whole seconds such as 600, or 30s, "
+            "10m, 1h)\n"
+            "bench: --rates: a soak runs at one rate, got 2\n"
+            "bench: --media: a soak takes one value, got 2\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
+  const auto at_max = run(std::string(BOREAL_BIN) + " bench --soak 30s --rates max --out " + dir.file("out"));
+  EXPECT_EQ(at_max.status, 2);
+  EXPECT_EQ(at_max.text,
+            "bench: --rates: a soak runs below the maximum: give N% of it or tuples/s, not max\n");
+  const auto too_long = run(std::string(BOREAL_BIN) + " bench --soak 2h --out " + dir.file("out"));
+  EXPECT_EQ(too_long.status, 2);
+  EXPECT_EQ(too_long.text,
+            "bench: --soak 2h is longer than --time-limit 60 (minutes); raise --time-limit\n");
+}
+
+TEST(BenchSoak, ReadsTheSeriesItNeedsFromAScrape) {
+  const std::string text =
+      "# HELP boreal_process_resident_memory_bytes x\n"
+      "boreal_process_resident_memory_bytes{node=\"dst\"} 4096000\n"
+      "boreal_node_tuples_sent_total{node=\"dst\"} 10\n"
+      "boreal_node_tuples_received_total{node=\"dst\"} 90\n"
+      "boreal_link_send_buffers_in_use{node=\"dst\",link=\"a\"} 3\n"
+      "boreal_link_send_buffers_in_use{node=\"dst\",link=\"b\"} 4\n"
+      "boreal_link_send_buffers{node=\"dst\",link=\"a\"} 64\n"
+      "boreal_link_frames_unacknowledged{node=\"dst\",link=\"a\"} 2\n"
+      "boreal_link_backlog_bytes{node=\"dst\",link=\"a\"} 128\n"
+      "boreal_sink_lost_tuples{node=\"dst\",box=\"s\",thread=\"0\"} 1\n"
+      "boreal_sink_duplicated_total{node=\"dst\",box=\"s\",thread=\"0\"} 2\n"
+      "boreal_sink_out_of_order_total{node=\"dst\",box=\"s\",thread=\"0\"} 3\n"
+      "boreal_sink_latency_seconds_bucket{node=\"dst\",box=\"s\",thread=\"0\",le=\"0.001\"} 5\n"
+      "boreal_sink_latency_seconds_bucket{node=\"dst\",box=\"s\",thread=\"0\",le=\"+Inf\"} 6\n"
+      "boreal_sink_latency_seconds_count{node=\"dst\",box=\"s\",thread=\"0\"} 6\n";
+  const SoakScrape s = parse_scrape(text);
+  EXPECT_EQ(s.rss_bytes, 4096000);
+  EXPECT_EQ(s.tuples, 100);
+  EXPECT_EQ(s.buffers_in_use, 7);
+  EXPECT_EQ(s.buffers, 64);
+  EXPECT_EQ(s.frames_unacknowledged, 2);
+  EXPECT_EQ(s.backlog_bytes, 128);
+  EXPECT_EQ(s.lost, 1);
+  EXPECT_EQ(s.duplicated, 2);
+  EXPECT_EQ(s.out_of_order, 3);
+  ASSERT_EQ(s.latency.size(), 2U);
+  EXPECT_EQ(s.latency.at(0.001), 5);
+  EXPECT_EQ(s.latency.at(std::numeric_limits<double>::infinity()), 6);
+}
+
+// The p99 of the interval comes from the bucket differences, interpolated inside the bucket.
+TEST(BenchSoak, P99IsTakenFromTheBucketDeltas) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::map<double, double> before = {{0.0001, 1000}, {0.0002, 1000}, {inf, 1000}};
+  // 100 new values: 50 at most 100 us, 50 in (100, 200] us. Rank 99 is the 49th of the
+  // second bucket's 50: 100 + 100 × 49/50 = 198 us.
+  const std::map<double, double> after = {{0.0001, 1050}, {0.0002, 1100}, {inf, 1100}};
+  EXPECT_NEAR(p99_between(before, after), 198.0, 1e-6);
+  EXPECT_EQ(p99_between(after, after), 0.0);  // nothing new
+  // In the +Inf bucket: the last finite bound.
+  const std::map<double, double> slow = {{0.0001, 1000}, {0.0002, 1000}, {inf, 1100}};
+  EXPECT_NEAR(p99_between(before, slow), 200.0, 1e-6);
+}
+
+std::vector<SoakRow> soak_rows(int seconds, double rss_growth_kb_per_s, double lost_at_end) {
+  std::vector<SoakRow> rows;
+  for (int t = 1; t <= seconds; ++t) {
+    rows.push_back({t, "src", 10240 + rss_growth_kb_per_s * t, 2, 4, 64, 0, 1e6, 0, 0, 0, 0, false});
+    rows.push_back({t, "dst", 20480, 0, 0, 0, 0, 1e6, t == seconds ? lost_at_end : 0, 0, 0, 150, true});
+  }
+  return rows;
+}
+
+TEST(BenchSoak, FlatMeansSteadyRssAndOccupancyAndNoLoss) {
+  const auto flat = flatness(soak_rows(30, 0, 0));
+  EXPECT_TRUE(flat.flat);
+  EXPECT_TRUE(flat.reasons.empty());
+  // Up to 4 MiB is allowed on a small process: 100 KiB/s over the 20 s between the windows'
+  // medians is 2 MiB; 400 KiB/s is 7.8 MiB, too much.
+  EXPECT_TRUE(flatness(soak_rows(30, 100, 0)).flat);
+  const auto growing = flatness(soak_rows(30, 400, 0));
+  ASSERT_FALSE(growing.flat);
+  ASSERT_EQ(growing.reasons.size(), 1U);
+  EXPECT_EQ(growing.reasons[0].rfind("src: RSS went from", 0), 0U) << growing.reasons[0];
+  const auto lossy = flatness(soak_rows(30, 0, 7));
+  ASSERT_FALSE(lossy.flat);
+  EXPECT_EQ(lossy.reasons[0], "dst: 7 tuples lost and 0 duplicated at its sinks");
+  EXPECT_FALSE(flatness(soak_rows(14, 0, 0)).flat);
+  EXPECT_TRUE(flatness(soak_rows(15, 0, 0)).flat);
+  auto filling = soak_rows(30, 0, 0);
+  for (auto& row : filling) {
+    if (row.node == "src" && row.elapsed_s > 20) row.buffers_in_use = 60;
+  }
+  EXPECT_FALSE(flatness(filling).flat);
+  auto slower = soak_rows(30, 0, 0);
+  for (auto& row : slower) {
+    if (row.node == "dst" && row.elapsed_s > 20) row.p99_us = 9000;
+  }
+  EXPECT_FALSE(flatness(slower).flat);
+  // A late p99 as high as a spike of the early window is noise, not growth.
+  auto noisy = slower;
+  for (auto& row : noisy) {
+    if (row.node == "dst" && row.elapsed_s == 7) row.p99_us = 12000;
+  }
+  EXPECT_TRUE(flatness(noisy).flat);
+  const std::string summary = soak_summary(soak_rows(30, 0, 0), flat, 2e6, 1.6e6);
+  EXPECT_NE(summary.find("verdict: flat"), std::string::npos) << summary;
 }
 
 }  // namespace

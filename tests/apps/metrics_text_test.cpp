@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boreal/ops/latency_histogram.hpp>
+
 #include "runtime/metrics_board.hpp"
 #include "runtime/metrics_text.hpp"
 
@@ -50,6 +52,12 @@ MetricsSample two_threads() {
   f0.links.push_back(l0);
   f0.boxes.push_back({1000, 900});
   f0.boxes.push_back({900, 0});
+  t0.sinks.push_back({"check", true, false});
+  SinkFigures k0;
+  k0.lost = 2;
+  k0.duplicated = 1;
+  k0.out_of_order = 3;
+  f0.sinks.push_back(k0);
 
   ThreadLabels t1;
   t1.thread = 1;
@@ -67,6 +75,8 @@ MetricsSample two_threads() {
   l1.stats.tuples = 1200;
   l1.stats.payload_bytes = 76800;
   l1.stats.credit_stalls = 5;
+  l1.occupancy = {3, 5, 64};
+  l1.backlog_bytes = 128;
   f1.links.push_back(l1);
   f1.boxes.push_back({0, 1200});
 
@@ -144,6 +154,18 @@ boreal_link_backpressured_seconds_total{node="dst",link="dst/1->dst/0:local",str
 # TYPE boreal_link_thread_cpu_seconds_total counter
 boreal_link_thread_cpu_seconds_total{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 0.25
 boreal_link_thread_cpu_seconds_total{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0.5
+# HELP boreal_link_frames_unacknowledged Sending end: frames committed and still held for the receiver.
+# TYPE boreal_link_frames_unacknowledged gauge
+boreal_link_frames_unacknowledged{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 3
+# HELP boreal_link_send_buffers_in_use Sending end: its frame buffers (inproc: ring slots) in use.
+# TYPE boreal_link_send_buffers_in_use gauge
+boreal_link_send_buffers_in_use{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 5
+# HELP boreal_link_send_buffers Sending end: its frame buffers (inproc: ring slots).
+# TYPE boreal_link_send_buffers gauge
+boreal_link_send_buffers{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 64
+# HELP boreal_link_backlog_bytes Sending end: bytes of rows its writer holds back for lack of credit.
+# TYPE boreal_link_backlog_bytes gauge
+boreal_link_backlog_bytes{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 128
 # HELP boreal_box_tuples_in_total Tuples the box took in (every box but sources).
 # TYPE boreal_box_tuples_in_total counter
 boreal_box_tuples_in_total{node="dst",box="keep",type="filter",thread="0"} 1000
@@ -152,8 +174,162 @@ boreal_box_tuples_in_total{node="dst",box="check",type="sink",thread="0"} 900
 # TYPE boreal_box_tuples_out_total counter
 boreal_box_tuples_out_total{node="dst",box="keep",type="filter",thread="0"} 900
 boreal_box_tuples_out_total{node="dst",box="gen",type="source",thread="1"} 1200
+# HELP boreal_sink_lost_tuples Check sink: tuples missing from the sequence so far (falls when a late one arrives).
+# TYPE boreal_sink_lost_tuples gauge
+boreal_sink_lost_tuples{node="dst",box="check",thread="0"} 2
+# HELP boreal_sink_duplicated_total Check sink: tuples whose sequence number had been delivered already.
+# TYPE boreal_sink_duplicated_total counter
+boreal_sink_duplicated_total{node="dst",box="check",thread="0"} 1
+# HELP boreal_sink_out_of_order_total Check sink: tuples that arrived after a later sequence number.
+# TYPE boreal_sink_out_of_order_total counter
+boreal_sink_out_of_order_total{node="dst",box="check",thread="0"} 3
+# HELP boreal_sink_latency_seconds Sink: latency of the tuples it received, from their timestamp field.
+# TYPE boreal_sink_latency_seconds histogram
 )text";
   EXPECT_EQ(render_metrics(two_threads()), expected);
+}
+
+// A latency sink's histogram: the sink's fine histogram folded into the coarse buckets
+// (metrics_sample.hpp), cumulative, each bound the largest whole nanosecond it holds, in
+// seconds. The expected bounds are 2^k (1 + j/4) − 1 ns, worked out apart from the code.
+TEST(MetricsText, RendersASinkLatencyHistogramExactly) {
+  boreal::ops::LatencyHistogram histogram;
+  for (const std::int64_t ns : {500LL, 1024LL, 1279LL, 1280LL, 3'000'000'000LL, 20'000'000'000LL}) {
+    histogram.record(ns);
+  }
+  MetricsSample s;
+  s.node = "dst";
+  ThreadLabels labels;
+  labels.thread = 2;
+  labels.wait = "sleep";
+  labels.sinks.push_back({"timed", false, true});
+  ThreadFigures figures;
+  SinkFigures sink;
+  fold_latency(histogram, sink.latency);
+  sink.latency_count = histogram.count();
+  sink.latency_sum_ns = histogram.sum();
+  figures.sinks.push_back(sink);
+  s.labels = {labels};
+  s.threads = {figures};
+  const std::string text = render_metrics(s);
+  const std::string expected = R"text(# HELP boreal_sink_latency_seconds Sink: latency of the tuples it received, from their timestamp field.
+# TYPE boreal_sink_latency_seconds histogram
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000001023"} 1
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000001279"} 3
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000001535"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000001791"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000002047"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000002559"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000003071"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000003583"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000004095"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000005119"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000006143"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000007167"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000008191"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000010239"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000012287"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000014335"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000016383"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000020479"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000024575"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000028671"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000032767"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000040959"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000049151"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000057343"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000065535"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000081919"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000098303"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000114687"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000131071"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000163839"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000196607"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000229375"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000262143"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000327679"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000393215"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000458751"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000524287"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000655359"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000786431"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000917503"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.001048575"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.001310719"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.001572863"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.001835007"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.002097151"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.002621439"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.003145727"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.003670015"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.004194303"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.005242879"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.006291455"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.007340031"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.008388607"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.010485759"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.012582911"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.014680063"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.016777215"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.020971519"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.025165823"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.029360127"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.033554431"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.041943039"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.050331647"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.058720255"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.067108863"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.083886079"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.100663295"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.117440511"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.134217727"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.167772159"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.201326591"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.234881023"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.268435455"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.335544319"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.402653183"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.469762047"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.536870911"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.671088639"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.805306367"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.939524095"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="1.073741823"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="1.342177279"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="1.610612735"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="1.879048191"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="2.147483647"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="2.684354559"} 4
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="3.221225471"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="3.758096383"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="4.294967295"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="5.368709119"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="6.442450943"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="7.516192767"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="8.589934591"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="10.737418239"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="12.884901887"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="15.032385535"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="17.179869183"} 5
+boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="+Inf"} 6
+boreal_sink_latency_seconds_sum{node="dst",box="timed",thread="2"} 23.000004083
+boreal_sink_latency_seconds_count{node="dst",box="timed",thread="2"} 6
+)text";
+  const auto at = text.find("# HELP boreal_sink_latency_seconds ");
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(text.substr(at), expected);
+  // A sink that does not check sequences has no loss series.
+  EXPECT_EQ(text.find("boreal_sink_lost_tuples{"), std::string::npos) << text;
+}
+
+TEST(MetricsText, LatencyBucketBoundsAreEdgesOfTheFineHistogram) {
+  for (std::size_t i = 0; i + 1 < kLatencyBuckets; ++i) {
+    const std::int64_t le = latency_bucket_le_ns(i);
+    const auto fine = boreal::ops::LatencyHistogram::bucket_of(le);
+    EXPECT_EQ(boreal::ops::LatencyHistogram::bucket_highest(fine), le) << i;
+    EXPECT_EQ(boreal::ops::LatencyHistogram::bucket_of(le + 1), fine + 1) << i;
+  }
+  EXPECT_EQ(latency_bucket_le_ns(kLatencyBuckets - 2), (std::int64_t{1} << 34) - 1);
 }
 
 TEST(MetricsText, EscapesBackslashQuoteAndNewlineInLabelValues) {
@@ -180,7 +356,7 @@ TEST(MetricsText, EveryFamilyHasHelpTypeAndSeriesAndCountersEndInTotal) {
       ASSERT_TRUE(std::getline(in, line));
       ASSERT_EQ(line.rfind("# TYPE " + family + " ", 0), 0U) << line;
       type = line.substr(8 + family.size());
-      EXPECT_TRUE(type == "counter" || type == "gauge") << line;
+      EXPECT_TRUE(type == "counter" || type == "gauge" || type == "histogram") << line;
       if (type == "counter") {
         EXPECT_TRUE(family.ends_with("_total")) << family;
       }
@@ -190,7 +366,7 @@ TEST(MetricsText, EveryFamilyHasHelpTypeAndSeriesAndCountersEndInTotal) {
     ASSERT_EQ(line.rfind(family + "{node=\"dst\"", 0), 0U) << line;
     ++series;
   }
-  EXPECT_EQ(families, 19);
+  EXPECT_EQ(families, 27);
   EXPECT_GT(series, families);
 }
 
@@ -223,6 +399,9 @@ TEST(MetricsBoard, BeforeAnyPublishEveryFigureIsZero) {
   EXPECT_EQ(read.threads[0].links[0].stats.tuples, 0U);
   ASSERT_EQ(read.threads[0].boxes.size(), 2U);
   EXPECT_EQ(read.threads[1].tuples_sent, 0U);
+  ASSERT_EQ(read.threads[0].sinks.size(), 1U);
+  EXPECT_EQ(read.threads[0].sinks[0].latency_count, 0U);
+  EXPECT_EQ(read.threads[1].links[0].occupancy.buffers, 0U);
 }
 
 // A writer publishes figures whose every number is its round k; a reader sampling meanwhile

@@ -147,6 +147,53 @@ class PlotsFromFixture(unittest.TestCase):
         self.expect_error(path, f"{path}:4: 29 cells but the header has 28")
 
 
+SOAK_HEADER = ("elapsed_s,node,rss_kb,frames_unacknowledged,buffers_in_use,buffers,backlog_bytes,"
+               "tuples_per_s,lost,duplicated,out_of_order,p99_us")
+
+
+def soak_rows(seconds=20):
+    rows = []
+    for t in range(1, seconds + 1):
+        rows.append(f"{t},src,10240,{t % 5},{t % 7},64,0,1e+06,0,0,0,0")
+        rows.append(f"{t},dst,20480,0,0,0,0,1e+06,0,0,0,{140 + t % 3}")
+    return rows
+
+
+class SoakPlot(unittest.TestCase):
+    """--soak: the soak.csv of `boreal bench --soak` into soak.png."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="bench_plot_test.")
+        self.addCleanup(shutil.rmtree, self.dir)
+
+    def test_writes_soak_png_and_prints_its_path(self):
+        csv_path = write(self.dir, "soak.csv", ["# boreal bench --soak: host=h cpus=2",
+                                                "# tcp, wait sleep, maximum 1.25e+06 tuples/s, "
+                                                "offered 1e+06 tuples/s", SOAK_HEADER] + soak_rows())
+        out = os.path.join(self.dir, "plots")
+        result = run("--soak", csv_path, "--out", out)
+        self.assertEqual((result.returncode, result.stderr), (0, ""))
+        self.assertEqual(result.stdout, os.path.join(out, "soak.png") + "\n")
+        with open(os.path.join(out, "soak.png"), "rb") as f:
+            data = f.read()
+        self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(int.from_bytes(data[16:20], "big"), 1350)
+
+    def test_bad_soak_csvs_are_named(self):
+        out = os.path.join(self.dir, "plots")
+        missing = write(self.dir, "a.csv", [SOAK_HEADER.replace(",p99_us", "")] + soak_rows())
+        result = run("--soak", missing, "--out", out)
+        self.assertEqual((result.returncode, result.stderr),
+                         (2, f"bench_plot: {missing}: line 1: missing columns: p99_us\n"))
+        bad = write(self.dir, "b.csv", [SOAK_HEADER, "1,src,lots,0,0,64,0,1,0,0,0,0"])
+        result = run("--soak", bad, "--out", out)
+        self.assertEqual((result.returncode, result.stderr),
+                         (2, f"bench_plot: {bad}: line 2: rss_kb is not a number\n"))
+        self.assertFalse(os.path.exists(out))
+        both = run(missing, "--soak", missing, "--out", out)
+        self.assertEqual(both.returncode, 2)
+
+
 class PureFunctions(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -42,6 +42,15 @@ void BenchFlags::add_to(CLI::App& app) {
   app.add_flag("--no-iperf", no_iperf, "Skip the iperf3 loopback reference");
   app.add_flag("--no-plots", no_plots, "Skip the PNG plots");
   app.add_option("--plot-script", plot_script, "The plotting script")->capture_default_str();
+  app.add_option("--soak", soak,
+                 "Instead of the sweep: measure the maximum of --file (one run at max, of --warmup "
+                 "+ --duration), then run it at 80% of that for DURATION (600 = seconds, 30s, 10m, "
+                 "1h), scraping every node's live metrics once a second (--rates: one other load, N% or tuples/s). Writes OUT/soak.csv (per "
+                 "second and node: RSS, send-buffer occupancy, tuples/s, loss, p99), OUT/soak.txt "
+                 "and OUT/soak.png; prints a verdict of flatness (exit 0 flat, 1 not). One medium "
+                 "(default tcp) and one wait mode (default sleep)")
+      ->type_name("DURATION")
+      ->group("Soak");
 }
 
 BenchGrid BenchFlags::grid(std::vector<std::string>& problems) const {
@@ -100,8 +109,79 @@ LoopPlan BenchFlags::loop_plan(const BenchGrid& grid, std::vector<std::string>& 
   return plan;
 }
 
+SoakOptions soak_options(const BenchFlags& flags, std::vector<std::string>& problems) {
+  SoakOptions options;
+  if (auto duration = parse_soak_duration(flags.soak)) {
+    options.duration = duration.value();
+  } else {
+    problems.push_back(duration.error().message);
+  }
+  // The sweep's grid flags, where they mean something for one network at one load.
+  BenchGrid grid = full_grid();
+  grid.media = {"tcp"};
+  grid.waits = {"sleep"};  // the demo network's own
+  grid.rates.clear();
+  grid.repeats = 1;
+  BenchFlags sweep = flags;
+  if (flags.rates.size() > 1) {
+    problems.emplace_back("--rates: a soak runs at one rate, got " + std::to_string(flags.rates.size()));
+  } else if (flags.rates.size() == 1) {
+    if (auto point = parse_rate_point(flags.rates.front()); !point) {
+      problems.push_back(point.error().message);
+    } else if (point.value().kind == RatePoint::Kind::idle || point.value().kind == RatePoint::Kind::max) {
+      problems.push_back("--rates: a soak runs below the maximum: give N% of it or tuples/s, not " +
+                         point.value().label);
+    } else {
+      options.rate = point.value();
+    }
+  }
+  if (flags.repeats) problems.emplace_back("--repeats: a soak runs once");
+  sweep.rates.clear();
+  sweep.repeats.reset();
+  sweep.quick = false;
+  BenchGrid flagged = sweep.grid(problems);
+  if (!flags.media.empty()) grid.media = flagged.media;
+  if (!flags.waits.empty()) grid.waits = flagged.waits;
+  grid.file = flagged.file;
+  grid.network = flagged.network;
+  grid.provider = flagged.provider;
+  if (!flags.tuple_bytes.empty() || flagged.network) grid.tuple_bytes = flagged.tuple_bytes;
+  if (!flags.batch_bytes.empty()) grid.batch_bytes = flagged.batch_bytes;
+  grid.duration = flagged.duration;
+  grid.warmup = flagged.warmup;
+  grid.latency_budget_us = flagged.latency_budget_us;
+  for (const auto& [flag, count] : {std::pair<const char*, std::size_t>{"--media", grid.media.size()},
+                                    {"--waits", grid.waits.size()},
+                                    {"--tuple-bytes", grid.tuple_bytes.size()},
+                                    {"--batch-bytes", grid.batch_bytes.size()}}) {
+    if (count != 1) problems.push_back(std::string(flag) + ": a soak takes one value, got " + std::to_string(count));
+  }
+  grid.rates = {parse_rate_point("max").value()};  // the calibration run's; the soak sets its own
+  for (auto& p : check(grid)) problems.push_back(std::move(p));
+  if (problems.empty() && options.duration > std::chrono::minutes(flags.time_limit_min)) {
+    problems.push_back("--soak " + flags.soak + " is longer than --time-limit " +
+                       std::to_string(flags.time_limit_min) + " (minutes); raise --time-limit");
+  }
+  options.bench.grid = grid;
+  options.bench.out_dir = flags.out;
+  options.bench.plots = !flags.no_plots;
+  options.bench.plot_script = flags.plot_script;
+  options.bench.iperf = false;
+  return options;
+}
+
 int bench_command(const BenchFlags& flags, const std::string& command) {
   std::vector<std::string> problems;
+  if (!flags.soak.empty()) {
+    SoakOptions soak = soak_options(flags, problems);
+    if (!problems.empty()) {
+      for (const auto& p : problems) std::cerr << "bench: " << p << '\n';
+      return 2;
+    }
+    soak.bench.command = command;
+    soak.bench.progress = &std::cerr;
+    return run_soak(soak, std::cout);
+  }
   BenchOptions options;
   options.grid = flags.grid(problems);
   options.loops = flags.loop_plan(options.grid, problems);

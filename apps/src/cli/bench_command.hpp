@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep/bench_soak.hpp"
 #include "sweep/bench_sweep.hpp"
 
 namespace boreal::cli {
@@ -30,6 +31,7 @@ struct BenchFlags {
   int time_limit_min = 60;
   bool no_iperf = false, no_plots = false;
   std::string plot_script;  // scripts/bench_plot.py (main sets it)
+  std::string soak;         // --soak DURATION: a soak instead of the sweep (bench_soak.hpp)
 
   void add_to(CLI::App& app);
   // The grid and the event-loop plan these flags describe; bad values go to `problems`.
@@ -37,7 +39,11 @@ struct BenchFlags {
   [[nodiscard]] LoopPlan loop_plan(const BenchGrid& grid, std::vector<std::string>& problems) const;
 };
 
-// Checks everything, then runs the sweep. Returns the exit status (see run_bench).
+// The soak these flags describe (--soak); bad values go to `problems`.
+[[nodiscard]] runtime::SoakOptions soak_options(const BenchFlags& flags,
+                                                std::vector<std::string>& problems);
+
+// Checks everything, then runs the sweep (or, with --soak, the soak). Returns the exit status (see run_bench).
 [[nodiscard]] int bench_command(const BenchFlags& flags, const std::string& command);
 
 }  // namespace boreal::cli

@@ -27,6 +27,7 @@ ThreadFigures MetricsBoard::blank(std::size_t thread) const {
   ThreadFigures figures;
   figures.links.resize(labels_.at(thread).links.size());
   figures.boxes.resize(labels_.at(thread).boxes.size());
+  figures.sinks.resize(labels_.at(thread).sinks.size());
   return figures;
 }
 
@@ -39,6 +40,7 @@ void MetricsBoard::publish(std::size_t thread, const ThreadFigures& figures) noe
   slot.figures.tuples_received = figures.tuples_received;
   copy_over(slot.figures.links, figures.links);
   copy_over(slot.figures.boxes, figures.boxes);
+  copy_over(slot.figures.sinks, figures.sinks);
 }
 
 MetricsSample MetricsBoard::sample() const {
@@ -56,6 +58,7 @@ MetricsSample MetricsBoard::sample() const {
       copy.tuples_received = slot->figures.tuples_received;
       copy_over(copy.links, slot->figures.links);
       copy_over(copy.boxes, slot->figures.boxes);
+      copy_over(copy.sinks, slot->figures.sinks);
     }
     sample.threads.push_back(std::move(copy));
   }

@@ -7,10 +7,13 @@
 // (Prometheus takes rates itself), never a figure of the measurement window.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <boreal/ops/latency_histogram.hpp>
 #include <boreal/transport/link.hpp>
 #include <boreal/transport/wait_stats.hpp>
 
@@ -28,6 +31,46 @@ struct LinkLabels {
 struct LinkFigures {
   transport::LinkStats stats;   // the link's own counters (frames, tuples, payload bytes...)
   double backpressured_s = 0;   // sending: producers held back; receiving: not polled
+  // Sending ends only (gauges, as of the tick): the link's buffers and unacknowledged frames,
+  // and the bytes of rows its writer holds back for lack of credit (link_ports.hpp).
+  transport::SendOccupancy occupancy;
+  std::uint64_t backlog_bytes = 0;
+};
+
+// The live latency histogram of a sink (docs/metrics.md, "Per sink"): the sink's own
+// ops::LatencyHistogram folded into kLatencyBuckets coarser buckets, four per power of two
+// of nanoseconds from 1,024 ns to 2^34 ns (17.2 s). Each edge is an edge of the fine
+// histogram's buckets, so the folding moves no value across an edge; bucket i holds the
+// values ≤ latency_bucket_le_ns(i) (and above the previous bound), the last one everything
+// larger (+Inf).
+inline constexpr int kLatencyFirstExponent = 10;
+inline constexpr int kLatencyLastExponent = 34;  // the last finite edge is 2^34 ns
+inline constexpr std::size_t kLatencyBucketsPerOctave = 4;
+inline constexpr std::size_t kLatencyBuckets =
+    1 + (kLatencyLastExponent - kLatencyFirstExponent) * kLatencyBucketsPerOctave + 1;
+using LatencyBuckets = std::array<std::uint64_t, kLatencyBuckets>;
+// The largest whole number of nanoseconds in bucket i < kLatencyBuckets − 1: 1023, 1279, ...
+[[nodiscard]] std::int64_t latency_bucket_le_ns(std::size_t i) noexcept;
+// Adds every value of `histogram` to `buckets` (one count per bucket, not cumulative). Walks
+// the fine histogram's 3,970 counters; allocates nothing.
+void fold_latency(const ops::LatencyHistogram& histogram, LatencyBuckets& buckets) noexcept;
+
+// One sink of the node, in the thread's sink order.
+struct SinkLabels {
+  std::string box;
+  bool sequence = false;  // a check sink: lost, duplicated and out-of-order counts
+  bool latency = false;   // it records latency
+};
+
+// A sink's running totals since the node started (the warm-up's latencies included: the
+// JSON report drops them, the live histogram keeps counting).
+struct SinkFigures {
+  std::uint64_t lost = 0;  // missing from the sequence now: falls when a late tuple arrives
+  std::uint64_t duplicated = 0;
+  std::uint64_t out_of_order = 0;
+  std::uint64_t latency_count = 0;
+  std::uint64_t latency_sum_ns = 0;
+  LatencyBuckets latency{};  // per bucket, not cumulative
 };
 
 // One box of the node. A source box with several outputs is one box here (its tasks summed).
@@ -49,6 +92,7 @@ struct ThreadLabels {
   std::string wait;  // its wait mode
   std::vector<LinkLabels> links;
   std::vector<BoxLabels> boxes;
+  std::vector<SinkLabels> sinks;
 };
 
 // What one I/O thread publishes: numbers only, in the order of its ThreadLabels.
@@ -59,6 +103,7 @@ struct ThreadFigures {
   std::uint64_t tuples_received = 0;  // by the thread's sinks
   std::vector<LinkFigures> links;
   std::vector<BoxFigures> boxes;
+  std::vector<SinkFigures> sinks;
 };
 
 // The process as a whole, read by the scraping thread itself (the I/O threads take no part).

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 namespace boreal::runtime {
@@ -148,14 +149,17 @@ void render_threads(Exposition& out, const MetricsSample& s) {
   });
 }
 
-// Every link end of every thread, each with the figure `value(thread figures, link figures)`.
+// Every link end of every thread (or only the sending ends), each with the figure
+// `value(thread figures, link figures)`.
 template <class Value>
-void link_series(Exposition& out, const MetricsSample& s, std::string_view name, Value value) {
+void link_series(Exposition& out, const MetricsSample& s, std::string_view name, Value value,
+                 bool sending_only = false) {
   for (std::size_t t = 0; t < s.threads.size() && t < s.labels.size(); ++t) {
     const ThreadLabels& labels = s.labels[t];
     const ThreadFigures& figures = s.threads[t];
     for (std::size_t i = 0; i < labels.links.size() && i < figures.links.size(); ++i) {
       const LinkLabels& l = labels.links[i];
+      if (sending_only && l.direction != "send") continue;
       out.series(name,
                  {{"node", s.node}, {"link", l.link}, {"stream", l.stream}, {"peer", l.peer},
                   {"direction", l.direction}, {"medium", l.medium}},
@@ -184,6 +188,90 @@ void render_links(Exposition& out, const MetricsSample& s) {
              "counter");
   link_series(out, s, "boreal_link_thread_cpu_seconds_total",
               [](const ThreadFigures& t, const LinkFigures&) { return t.cpu_s; });
+  // How full each sending end is, as of its thread's last tick: what a soak watches for
+  // growth (docs/metrics.md, "Per link end").
+  out.family("boreal_link_frames_unacknowledged",
+             "Sending end: frames committed and still held for the receiver.", "gauge");
+  link_series(
+      out, s, "boreal_link_frames_unacknowledged",
+      [](const ThreadFigures&, const LinkFigures& f) { return f.occupancy.frames_unacknowledged; },
+      true);
+  out.family("boreal_link_send_buffers_in_use",
+             "Sending end: its frame buffers (inproc: ring slots) in use.", "gauge");
+  link_series(
+      out, s, "boreal_link_send_buffers_in_use",
+      [](const ThreadFigures&, const LinkFigures& f) { return f.occupancy.buffers_in_use; }, true);
+  out.family("boreal_link_send_buffers", "Sending end: its frame buffers (inproc: ring slots).",
+             "gauge");
+  link_series(
+      out, s, "boreal_link_send_buffers",
+      [](const ThreadFigures&, const LinkFigures& f) { return f.occupancy.buffers; }, true);
+  out.family("boreal_link_backlog_bytes",
+             "Sending end: bytes of rows its writer holds back for lack of credit.", "gauge");
+  link_series(
+      out, s, "boreal_link_backlog_bytes",
+      [](const ThreadFigures&, const LinkFigures& f) { return f.backlog_bytes; }, true);
+}
+
+// Whole nanoseconds as seconds in plain decimal ("0.000001023"): exact, unlike ns / 1e9.
+std::string seconds_text(std::int64_t ns) {
+  std::string text = std::to_string(ns / 1'000'000'000) + ".";
+  std::string fraction = std::to_string(ns % 1'000'000'000);
+  text.append(9 - fraction.size(), '0').append(fraction);
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
+void render_sinks(Exposition& out, const MetricsSample& s) {
+  // Every sink of every thread that `wanted(labels)`, with its labels and figures.
+  auto each_sink = [&](auto wanted, auto&& write) {
+    for (std::size_t t = 0; t < s.threads.size() && t < s.labels.size(); ++t) {
+      const ThreadLabels& labels = s.labels[t];
+      const std::string thread = std::to_string(labels.thread);
+      for (std::size_t i = 0; i < labels.sinks.size() && i < s.threads[t].sinks.size(); ++i) {
+        if (wanted(labels.sinks[i])) write(labels.sinks[i], s.threads[t].sinks[i], thread);
+      }
+    }
+  };
+  const auto checks = [](const SinkLabels& l) { return l.sequence; };
+  const auto times = [](const SinkLabels& l) { return l.latency; };
+  out.family("boreal_sink_lost_tuples",
+             "Check sink: tuples missing from the sequence so far (falls when a late one arrives).",
+             "gauge");
+  each_sink(checks, [&](const SinkLabels& l, const SinkFigures& f, const std::string& thread) {
+    out.series("boreal_sink_lost_tuples", {{"node", s.node}, {"box", l.box}, {"thread", thread}},
+               f.lost);
+  });
+  out.family("boreal_sink_duplicated_total",
+             "Check sink: tuples whose sequence number had been delivered already.", "counter");
+  each_sink(checks, [&](const SinkLabels& l, const SinkFigures& f, const std::string& thread) {
+    out.series("boreal_sink_duplicated_total",
+               {{"node", s.node}, {"box", l.box}, {"thread", thread}}, f.duplicated);
+  });
+  out.family("boreal_sink_out_of_order_total",
+             "Check sink: tuples that arrived after a later sequence number.", "counter");
+  each_sink(checks, [&](const SinkLabels& l, const SinkFigures& f, const std::string& thread) {
+    out.series("boreal_sink_out_of_order_total",
+               {{"node", s.node}, {"box", l.box}, {"thread", thread}}, f.out_of_order);
+  });
+  out.family("boreal_sink_latency_seconds",
+             "Sink: latency of the tuples it received, from their timestamp field.", "histogram");
+  each_sink(times, [&](const SinkLabels& l, const SinkFigures& f, const std::string& thread) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kLatencyBuckets; ++i) {
+      cumulative += f.latency[i];
+      const std::string le =
+          i + 1 < kLatencyBuckets ? seconds_text(latency_bucket_le_ns(i)) : std::string("+Inf");
+      out.series("boreal_sink_latency_seconds_bucket",
+                 {{"node", s.node}, {"box", l.box}, {"thread", thread}, {"le", le}}, cumulative);
+    }
+    out.series("boreal_sink_latency_seconds_sum",
+               {{"node", s.node}, {"box", l.box}, {"thread", thread}},
+               static_cast<double>(f.latency_sum_ns) / 1e9);
+    out.series("boreal_sink_latency_seconds_count",
+               {{"node", s.node}, {"box", l.box}, {"thread", thread}}, f.latency_count);
+  });
 }
 
 void render_boxes(Exposition& out, const MetricsSample& s) {
@@ -216,6 +304,7 @@ std::string render_metrics(const MetricsSample& sample) {
   render_threads(out, sample);
   render_links(out, sample);
   render_boxes(out, sample);
+  render_sinks(out, sample);
   return std::move(out).take();
 }
 

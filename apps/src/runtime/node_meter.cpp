@@ -111,7 +111,16 @@ void ThreadMeter::open() {
   syscalls_start_ = syscalls();
   start_ = totals();
   box_tuples_start_ = box_tuples(graph_);
-  for (auto& sink : graph_.sinks) sink->latency().reset();  // the warm-up's are not measured
+  for (std::size_t k = 0; k < graph_.sinks.size(); ++k) {
+    auto& histogram = graph_.sinks[k]->latency();
+    if (board_ != nullptr && k < latency_before_.size()) {
+      SinkFigures& before = latency_before_[k];
+      fold_latency(histogram, before.latency);
+      before.latency_count += histogram.count();
+      before.latency_sum_ns += histogram.sum();
+    }
+    histogram.reset();  // the warm-up's are not measured
+  }
   thread_start_ = transport::ThreadCpu::now();
   process_.open();
 }
@@ -185,12 +194,16 @@ ThreadLabels ThreadMeter::metrics_labels() const {
     labels.boxes.push_back({graph_.boxes[k]->name(), graph_.box_types[k], true, true});
   }
   for (const auto& sink : graph_.sinks) labels.boxes.push_back({sink->name(), "sink", true, false});
+  for (const auto& sink : graph_.sinks) {
+    labels.sinks.push_back({sink->name(), sink->kind() == SinkKind::check, sink->records_latency()});
+  }
   return labels;
 }
 
 void ThreadMeter::publish_to(MetricsBoard& board) {
   board_ = &board;
   metrics_ = board.blank(graph_.thread);
+  latency_before_.assign(graph_.sinks.size(), SinkFigures{});
 }
 
 void ThreadMeter::publish_metrics() {
@@ -201,10 +214,11 @@ void ThreadMeter::publish_metrics() {
   f.tuples_received = received_seen_.load(std::memory_order_relaxed);
   std::size_t i = 0;
   for (const auto& writer : graph_.writers) {
-    f.links[i++] = {writer->link().stats(), seconds(writer->backpressured())};
+    f.links[i++] = {writer->link().stats(), seconds(writer->backpressured()),
+                    writer->link().occupancy(), writer->backlog_bytes()};
   }
   for (const auto& reader : graph_.readers) {
-    f.links[i++] = {reader->link().stats(), seconds(reader->backpressured())};
+    f.links[i++] = {reader->link().stats(), seconds(reader->backpressured()), {}, 0};
   }
   // Same order as metrics_labels(): sources summed per box, operators, sinks.
   std::size_t b = 0;
@@ -214,6 +228,23 @@ void ThreadMeter::publish_metrics() {
   }
   for (const auto& box : graph_.boxes) f.boxes[b++] = {box->tuples_in(), box->tuples_out()};
   for (const auto& sink : graph_.sinks) f.boxes[b++] = {sink->tuples_, 0};
+  for (std::size_t k = 0; k < graph_.sinks.size(); ++k) {
+    const SinkTask& sink = *graph_.sinks[k];
+    SinkFigures& out = f.sinks[k];
+    out.lost = sink.lost_;
+    out.duplicated = sink.duplicated_;
+    out.out_of_order = sink.out_of_order_;
+    if (!sink.records_latency()) continue;
+    // Folding walks the fine histogram (a few microseconds), so only when it changed.
+    const auto& histogram = graph_.sinks[k]->latency();
+    const SinkFigures& before = latency_before_[k];
+    const std::uint64_t count = before.latency_count + histogram.count();
+    if (count == out.latency_count) continue;
+    out.latency = before.latency;
+    fold_latency(histogram, out.latency);
+    out.latency_count = count;
+    out.latency_sum_ns = before.latency_sum_ns + histogram.sum();
+  }
   board_->publish(graph_.thread, f);
 }
 

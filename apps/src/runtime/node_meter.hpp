@@ -120,6 +120,9 @@ class ThreadMeter {
   std::atomic<std::uint64_t> received_seen_{0};
   MetricsBoard* board_ = nullptr;
   ThreadFigures metrics_;  // filled and published by the thread's tick() only
+  // Per sink: the latencies its histogram held when open() emptied it at the end of the
+  // warm-up, so that the live histogram keeps counting from the node's start.
+  std::vector<SinkFigures> latency_before_;
   OwnerThread ticker_;     // the thread that calls tick()
 };
 

@@ -61,6 +61,7 @@ class SinkTask final : public ops::BatchConsumer {
   [[nodiscard]] ops::LatencyHistogram& latency() noexcept {
     return latency_ ? latency_->histogram() : no_latency_;
   }
+  [[nodiscard]] bool records_latency() const noexcept { return latency_ != nullptr; }
 
  private:
   SinkTask(std::string name, std::string stream, const ops::Schema& schema,

@@ -30,13 +30,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Seconds = std::chrono::duration<double>;
 
-struct ProgramResult {
-  int status = -1;  // exit status; -1 when it did not exit by itself
-  std::string output;  // stdout and stderr together
-};
+}  // namespace
 
-// Runs a program (looked up in PATH) to its end, or stops it (SIGTERM, then SIGKILL) after
-// `timeout`. Only this child is ever signalled, by its PID.
 std::optional<ProgramResult> run_program(const std::vector<std::string>& args, Seconds timeout) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
@@ -87,6 +82,8 @@ std::optional<ProgramResult> run_program(const std::vector<std::string>& args, S
   return result;
 }
 
+namespace {
+
 // iperf3 over loopback: one server for one test, a 3-second client, its JSON read back.
 bool measure_iperf(BenchMeta& meta, std::ostream* progress) {
   auto port = free_tcp_port("127.0.0.1");
@@ -130,8 +127,9 @@ bool measure_iperf(BenchMeta& meta, std::ostream* progress) {
   return true;
 }
 
-// A Python that can import matplotlib: $BOREAL_PYTHON, Debian's, or the one on PATH.
-std::optional<std::string> find_python() {
+}  // namespace
+
+std::optional<std::string> find_plot_python() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("BOREAL_PYTHON")) candidates.emplace_back(env);
   candidates.emplace_back("/usr/bin/python3");
@@ -142,6 +140,8 @@ std::optional<std::string> find_python() {
   }
   return std::nullopt;
 }
+
+namespace {
 
 std::string duration_text(Seconds s) {
   const auto total = static_cast<long>(s.count() + 0.5);
@@ -179,11 +179,12 @@ nlohmann::json grid_json(const BenchGrid& grid) {
           {"latency_budget_us", grid.latency_budget_us}};
 }
 
-// One run of the grid as `boreal launch` would do it, on a copy of the network file's spec
-// (read once per sweep).
-BenchSample run_one(const BenchOptions& options, const NetworkSpec& base, const BenchRun& run,
-                    const BenchGroup& group, std::optional<double> rate,
-                    std::vector<std::string>& errors) {
+}  // namespace
+
+BenchSample run_bench_launch(const BenchOptions& options, const NetworkSpec& base,
+                             const BenchRun& run, const BenchGroup& group,
+                             std::optional<double> rate, std::vector<std::string>& errors,
+                             std::optional<std::uint16_t> metrics_port) {
   const BenchGrid& grid = options.grid;
   BenchSample sample{run, rate, std::nullopt, false};
   Overrides overrides;
@@ -218,6 +219,7 @@ BenchSample run_one(const BenchOptions& options, const NetworkSpec& base, const 
   launch_options.forwarded = to_args(overrides);
   launch_options.free_ports = true;
   launch_options.executable = options.executable;
+  launch_options.metrics_port = metrics_port;
   auto result = launch(spec, launch_options);
   if (!result) {
     errors.push_back(result.error().message);
@@ -231,8 +233,6 @@ BenchSample run_one(const BenchOptions& options, const NetworkSpec& base, const 
   }
   return sample;
 }
-
-}  // namespace
 
 int run_bench(const BenchOptions& options, std::ostream& out) {
   const BenchGrid& grid = options.grid;
@@ -322,7 +322,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       rate = point.offered(max_rate[run.group]);
     }
     std::vector<std::string> errors;
-    BenchSample sample = run_one(options, base.value(), run, group, rate, errors);
+    BenchSample sample = run_bench_launch(options, base.value(), run, group, rate, errors);
     if (!sample.ok) ++failures;
     if (progress != nullptr) {
       const Seconds spent = Clock::now() - start;
@@ -373,7 +373,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   std::ofstream(options.out_dir + "/summary.txt", std::ios::trunc) << table;
   out << table;
   if (options.plots) {
-    if (auto python = find_python()) {
+    if (auto python = find_plot_python()) {
       auto plotted = run_program({*python, options.plot_script, csv_path, "--out", options.out_dir},
                                  Seconds(120));
       if (!plotted || plotted->status != 0) {

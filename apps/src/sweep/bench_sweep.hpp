@@ -10,11 +10,16 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "sweep/bench_loops.hpp"
 #include "sweep/bench_plan.hpp"
+#include "sweep/bench_report.hpp"
+#include "spec/network_spec.hpp"
 
 namespace boreal::runtime {
 
@@ -32,6 +37,30 @@ struct BenchOptions {
   std::string executable = "/proc/self/exe";
   std::ostream* progress = nullptr;
 };
+
+// One run of the grid as `boreal launch` would do it (the grid's file, medium, wait mode,
+// sizes, warm-up and duration), at `rate` (nullopt: max), on a copy of `base`, the file's spec
+// read once. With `metrics_port`, node i serves its live metrics on *metrics_port + i
+// (docs/metrics.md). Problems go to `errors`. The soak (bench_soak.hpp) runs its launches
+// through this too.
+[[nodiscard]] BenchSample run_bench_launch(const BenchOptions& options, const NetworkSpec& base,
+                                           const BenchRun& run, const BenchGroup& group,
+                                           std::optional<double> rate,
+                                           std::vector<std::string>& errors,
+                                           std::optional<std::uint16_t> metrics_port = {});
+
+// A Python that can import matplotlib: $BOREAL_PYTHON, Debian's, or the one on PATH.
+[[nodiscard]] std::optional<std::string> find_plot_python();
+
+struct ProgramResult {
+  int status = -1;  // exit status; -1 when it did not exit by itself
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a program (looked up in PATH) to its end, or stops it (SIGTERM, then SIGKILL) after
+// `timeout`. Only this child is ever signalled, by its PID. nullopt: it could not start.
+[[nodiscard]] std::optional<ProgramResult> run_program(const std::vector<std::string>& args,
+                                                       std::chrono::duration<double> timeout);
 
 // Returns the exit status: 0 every run delivered every tuple; 1 some run failed (the table
 // says which), or the time limit cut the sweep short; 2 the grid or the output is unusable.

@@ -162,6 +162,13 @@ class FabricSendLink final : public SendLink {
   std::uint32_t max_payload_bytes() const override { return options_.max_payload_bytes; }
   std::uint64_t credits_available() const override { return credits_.available(); }
   std::uint32_t window() const override { return options_.window; }
+  // Frames stay in their buffers until the receiver acknowledges them (for replay after a
+  // reconnect). The pool's extra buffer holds the hello for the link's whole life (it is sent
+  // again on every reconnect), so it is no frame buffer and is not counted.
+  SendOccupancy occupancy() const override {
+    const std::uint32_t used = pool_.capacity() - pool_.available();  // the hello's from start()
+    return {backup_.unacknowledged(), used > 0 ? used - 1 : 0, pool_.capacity() - 1};
+  }
 
   void release(std::uint64_t through) override { backup_.release(through); }
   std::uint64_t committed() const override { return backup_.tail(); }

@@ -1,6 +1,7 @@
 // The sending end of an inproc link: claims ring slots against credit, publishes frames in
 // place, wakes a sleeping receiver from do_work(), and finishes when its end of stream is
 // acknowledged.
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <optional>
@@ -131,6 +132,17 @@ class InprocSendLink final : public SendLink {
   std::uint32_t max_payload_bytes() const override { return options_.max_payload_bytes; }
   std::uint64_t credits_available() const override { return credits_.available(); }
   std::uint32_t window() const override { return options_.window; }
+  // The ring's slots are its buffers: those claimed and not yet granted back as credit are in
+  // use; of them, the committed ones are the frames it holds.
+  SendOccupancy occupancy() const override {
+    // The first grant is the whole window; every later one returns freed slots.
+    const std::uint64_t returned =
+        credits_.granted() > options_.window ? credits_.granted() - options_.window : 0;
+    const std::uint64_t held = credits_.spent() - std::min(returned, credits_.spent());
+    const std::uint64_t open_claims = claimed_ - last_sequence_;
+    const auto in_use = static_cast<std::uint32_t>(std::min<std::uint64_t>(held, options_.window));
+    return {held > open_claims ? held - open_claims : 0, in_use, options_.window};
+  }
 
  private:
   // Returns 1 when new credit arrived, else 0.

@@ -135,6 +135,9 @@ class TcpSendLink final : public SendLink {
   std::uint32_t max_payload_bytes() const override { return options_.max_payload_bytes; }
   std::uint64_t credits_available() const override { return credits_.available(); }
   std::uint32_t window() const override { return options_.window; }
+  SendOccupancy occupancy() const override {
+    return {backup_.unacknowledged(), pool_.capacity() - pool_.available(), pool_.capacity()};
+  }
 
   void release(std::uint64_t through) override { backup_.release(through); }
   std::uint64_t committed() const override { return backup_.tail(); }

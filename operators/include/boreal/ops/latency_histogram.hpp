@@ -76,6 +76,11 @@ class LatencyHistogram {
   // Values that were negative / above kMaxTrackable.
   [[nodiscard]] std::uint64_t negative_count() const noexcept { return counts_[kNegativeBucket]; }
   [[nodiscard]] std::uint64_t overflow_count() const noexcept { return counts_[kOverflowBucket]; }
+  // Values in bucket `index` (< kBucketCount), for folding into coarser buckets elsewhere
+  // (the live metrics' histogram, apps/src/runtime/metrics_sample.hpp).
+  [[nodiscard]] std::uint64_t count_at(std::uint32_t index) const noexcept { return counts_[index]; }
+  // Sum of the recorded values in ns (after clamping), as mean() uses it.
+  [[nodiscard]] std::uint64_t sum() const noexcept { return sum_; }
 
   // The value at percentile p ∈ [0, 100]: the smallest recorded value v such that at least
   // p % of the values are ≤ v, to the accuracy in the header comment (rank ⌈p/100 · count⌉,

@@ -46,6 +46,17 @@ struct LinkStats {
   std::uint64_t would_block = 0;      // syscalls that found nothing to do
 };
 
+// How full a sending end is right now (docs/metrics.md, "Per link end"): read by its own
+// thread about once a tick for the live metrics, never per frame.
+struct SendOccupancy {
+  // Frames committed and still held for the receiver: tcp and fabric keep each until the
+  // receiver acknowledges it (it is replayed after a reconnect); inproc until the receiver
+  // returns its ring slot as credit.
+  std::uint64_t frames_unacknowledged = 0;
+  std::uint32_t buffers_in_use = 0;  // of the end's frame buffers (inproc: ring slots)
+  std::uint32_t buffers = 0;         // how many it has
+};
+
 // Room for one frame's payload, obtained from SendLink::try_claim().
 struct Claim {
   std::span<std::byte> payload;
@@ -87,6 +98,8 @@ class SendLink {
   [[nodiscard]] virtual std::uint32_t max_payload_bytes() const = 0;
   [[nodiscard]] virtual std::uint64_t credits_available() const = 0;
   [[nodiscard]] virtual std::uint32_t window() const = 0;  // frames the receiver granted at most
+  // Its buffers and unacknowledged frames now. O(1); the owning thread only.
+  [[nodiscard]] virtual SendOccupancy occupancy() const { return {}; }
 
   // Output commit, for a node that checkpoints (docs/faults.md). With
   // LinkOptions::hold_until_released a committed frame is written only once release() covers
