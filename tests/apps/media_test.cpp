@@ -346,10 +346,14 @@ TEST_P(EveryFabricMedium, BadSendersAreRefusedAndTheGoodStreamsArriveInFull) {
   const Medium& medium = GetParam();
   if (std::string(medium.medium) == "fabric-rma" && std::string(medium.provider) == "shm") {
     // Seen twice in about 55 runs: the receiving node died (SIGSEGV) reading a shm completion
-    // whose op_context was none of ours, after the refused sender's process had exited.
-    // Not yet explained; until it is, this one combination does not run in CI.
-    GTEST_SKIP() << "fabric-rma over shm with a refused sender: an unexplained shm completion "
-                    "crash (2 of ~55 runs), see README";
+    // whose op_context was none of ours (0x1), after the refused senders had connected.
+    // libfabric 1.17's shm completes some remote writes with op_context 0x1 instead of NULL
+    // once a new peer has connected while writes flow, which drain_cq takes for an OpContext:
+    // scripts/sanitizers/shm_context_repro.c shows it with libfabric alone (`refused 50`).
+    // Until boreal tells remote writes from its own operations otherwise, this one combination
+    // does not run in CI.
+    GTEST_SKIP() << "fabric-rma over shm with a refused sender: shm reports remote writes with "
+                    "op_context 0x1 (scripts/sanitizers/shm_context_repro.c), see README";
   }
   if (const auto why = unavailable(medium); !why.empty()) GTEST_SKIP() << why;
   TempDir dir;
