@@ -59,6 +59,16 @@ struct OpContext {
   bool outbound = false;    // a send or write the owner posted (else a receive)
 };
 
+// Whether `op` (a completion's op_context) is one of `ops`: the only way to tell a context of
+// ours from what a provider puts there for a remote write (NULL, or on shm a stale 0x1:
+// docs/transport-notes.md §1.3.8). Compares addresses only; never reads through `op`.
+[[nodiscard]] inline bool holds(const std::vector<OpContext>& ops, const void* op) noexcept {
+  const auto at = reinterpret_cast<std::uintptr_t>(op);
+  const auto begin = reinterpret_cast<std::uintptr_t>(ops.data());
+  return at >= begin && at < begin + ops.size() * sizeof(OpContext) &&
+         (at - begin) % sizeof(OpContext) == 0;
+}
+
 // A registered memory region; desc() is what fi_send/fi_recv take (nullptr when the
 // provider does not require local registration).
 class Registration {

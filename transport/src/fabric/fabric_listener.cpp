@@ -151,6 +151,15 @@ class FabricListenerImpl final : public FabricListener, public Hub {
         ++work;
         continue;
       }
+      if (!n && failed && !owns(failed)) {
+        // An error entry whose context is none of ours (see owns()): nobody's operation failed.
+        rejected_.push_back(Error{n.error().category, n.error().code,
+                                  "fabric listener " + local_ +
+                                      ": a completion error of no operation of ours: " +
+                                      n.error().message});
+        ++work;
+        continue;
+      }
       if (!n && failed && failed->owner != kOwnerHello) {
         // One link's operation failed (a receive, its setup, a credit write or the ack): that
         // link fails.
@@ -165,16 +174,17 @@ class FabricListenerImpl final : public FabricListener, public Hub {
       if (n.value() == 0) return work;
       for (std::size_t i = 0; i < n.value(); ++i) {
         const auto& entry = entries[i];
-        const auto* op = static_cast<const OpContext*>(entry.op_context);
-        if (!op) {
-          // A remote write: no context of ours (FI_RX_CQ_DATA is not offered). Only
-          // FI_REMOTE_CQ_DATA is tested, the other flags differ by provider
-          // (docs/transport-notes.md §1.3.8). Our own writes' completions carry our context, and
-          // sockets flags them FI_REMOTE_CQ_DATA too, so the context decides first.
+        if (!owns(entry.op_context)) {
+          // A remote write: no context of ours (FI_RX_CQ_DATA is not offered; NULL, or on shm
+          // a stale value, docs/transport-notes.md §1.3.8). Only FI_REMOTE_CQ_DATA is tested,
+          // the other flags differ by provider. Our own writes' completions carry our
+          // context, and sockets flags them FI_REMOTE_CQ_DATA too, so the context decides
+          // first.
           if (entry.flags & FI_REMOTE_CQ_DATA) on_remote_write(entry.data);
           ++work;
           continue;
         }
+        const auto* op = static_cast<const OpContext*>(entry.op_context);
         if (op->owner == kOwnerHello) {
           on_hello(op->slot, entry.len);
         } else if (op->outbound) {
@@ -185,6 +195,15 @@ class FabricListenerImpl final : public FabricListener, public Hub {
         ++work;
       }
     }
+  }
+
+  // Whether `op` is the context of an operation posted on this endpoint: a hello receive or
+  // one of a link's. Addresses only (fabric_medium::holds()); a completion's context is read
+  // through only once this said yes.
+  [[nodiscard]] bool owns(const void* op) const noexcept {
+    if (holds(hello_ops_, op)) return true;
+    return std::any_of(links_.begin(), links_.end(),
+                       [op](const auto& link) { return link->owns(op); });
   }
 
   // A node that closes the listener as soon as it saw the end of its streams (rather than

@@ -134,6 +134,10 @@ class FabricRecvLink final : public RecvLink {
   std::uint32_t stream_id() const override { return options_.stream_id; }
   double free_capacity() const override;
   [[nodiscard]] const LinkOptions& options() const noexcept { return options_; }
+  // Whether `op` is the context of an operation this link posted (fabric_medium::holds()).
+  [[nodiscard]] bool owns(const void* op) const noexcept {
+    return holds(ops_, op) || holds(source_ops_, op);
+  }
 
  private:
   struct Arrived {

@@ -261,6 +261,11 @@ class FabricSendLink final : public SendLink {
         ++work;
         continue;
       }
+      if (!n && failed && !owns(failed)) {
+        // An error entry whose context is none of ours (see owns()): no operation of ours.
+        ++work;
+        continue;
+      }
       if (!n && failed && failed->owner == kOwnerHello && state_ == LinkState::connecting) {
         // The hello failed (nobody listens there yet): send it again after a backoff.
         hello_busy_ = false;
@@ -277,11 +282,14 @@ class FabricSendLink final : public SendLink {
         return work;
       }
       for (std::size_t i = 0; i < n.value(); ++i) {
-        const auto* op = static_cast<const OpContext*>(entries[i].op_context);
+        const auto* op = owns(entries[i].op_context)
+                             ? static_cast<const OpContext*>(entries[i].op_context)
+                             : nullptr;
         if (!op || op->owner == kOwnerControl) heard_ = true;
         if (!op) {
-          // A remote write (see the listener: no context, FI_REMOTE_CQ_DATA the only flag
-          // tested; our own writes carry our context even where flagged FI_REMOTE_CQ_DATA).
+          // A remote write (see the listener: no context of ours, NULL or on shm a stale
+          // value; FI_REMOTE_CQ_DATA the only flag tested; our own writes carry our context
+          // even where flagged FI_REMOTE_CQ_DATA).
           if ((entries[i].flags & FI_REMOTE_CQ_DATA) && !on_remote_write(entries[i].data)) {
             return work;
           }
@@ -297,6 +305,11 @@ class FabricSendLink final : public SendLink {
       }
     }
     return work;
+  }
+
+  // Whether `op` is the context of an operation this link posted (fabric_medium::holds()).
+  [[nodiscard]] bool owns(const void* op) const noexcept {
+    return holds(data_ops_, op) || holds(control_ops_, op);
   }
 
   // A frame's buffer once the receiver acknowledged the frame: back to the pool, or when the
