@@ -506,6 +506,15 @@ TEST(BenchSoak, FlatMeansSteadyRssAndOccupancyAndNoLoss) {
     if (row.node == "dst" && row.elapsed_s == 7) row.p99_us = 12000;
   }
   EXPECT_TRUE(flatness(noisy).flat);
+  // Behind from the start: a p99 of seconds throughout is not flat, though it never grows.
+  auto behind = soak_rows(30, 0, 0);
+  for (auto& row : behind) {
+    if (row.node == "dst") row.p99_us = 17179869;
+  }
+  const auto fell_behind = flatness(behind);
+  ASSERT_FALSE(fell_behind.flat);
+  EXPECT_EQ(fell_behind.reasons.at(0),
+            "dst: p99 of 17179869 us at the end (a second or more: the nodes fell behind the load)");
   const std::string summary = soak_summary(soak_rows(30, 0, 0), flat, 2e6, 1.6e6);
   EXPECT_NE(summary.find("verdict: flat"), std::string::npos) << summary;
 }
