@@ -174,7 +174,10 @@ class FabricListenerImpl final : public FabricListener, public Hub {
       if (n.value() == 0) return work;
       for (std::size_t i = 0; i < n.value(); ++i) {
         const auto& entry = entries[i];
-        if (!owns(entry.op_context)) {
+        // Only a completion flagged FI_REMOTE_CQ_DATA can be a remote write, so only those
+        // pay for owns() (a scan of the links); NULL needs no scan.
+        if (entry.op_context == nullptr ||
+            ((entry.flags & FI_REMOTE_CQ_DATA) && !owns(entry.op_context))) {
           // A remote write: no context of ours (FI_RX_CQ_DATA is not offered; NULL, or on shm
           // a stale value, docs/transport-notes.md §1.3.8). Only FI_REMOTE_CQ_DATA is tested,
           // the other flags differ by provider. Our own writes' completions carry our
