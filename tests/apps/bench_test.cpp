@@ -519,5 +519,36 @@ TEST(BenchSoak, FlatMeansSteadyRssAndOccupancyAndNoLoss) {
   EXPECT_NE(summary.find("verdict: flat"), std::string::npos) << summary;
 }
 
+TEST(BenchSoak, SustainedMaximumIsTheMeanScaledToTheSlowSeconds) {
+  // Two nodes; seconds 1..21. Second 1 is warm-up and 21 the end, both left out; of 2..20,
+  // every node's rate is 40 M but for seconds 5..8 at 20 M, and second 12 lacks dst's row.
+  std::vector<SoakRow> rows;
+  for (int second = 1; second <= 21; ++second) {
+    for (const char* node : {"src", "dst"}) {
+      if (second == 12 && std::string(node) == "dst") continue;
+      SoakRow row;
+      row.elapsed_s = second;
+      row.node = node;
+      row.tuples_per_s = second >= 5 && second <= 8 ? 20e6 : second == 1 ? 1e6 : 40e6;
+      rows.push_back(row);
+    }
+  }
+  // 18 whole seconds (2..20 but 12): 14 at 80 M summed, 4 at 40 M; mean 71.11 M. The 10th
+  // percentile by nearest rank is the 2nd slowest: 40 M, 0.5625 of the mean.
+  const SustainedMaximum slow = sustained_maximum(rows, 2, 1, 20, 30e6);
+  EXPECT_EQ(slow.seconds, 18U);
+  EXPECT_NEAR(slow.slow_ratio, 40.0 / (14 * 80.0 + 4 * 40.0) * 18, 1e-12);
+  EXPECT_NEAR(slow.rate, 30e6 * slow.slow_ratio, 1e-3);
+  // Steady seconds: the mean itself.
+  const SustainedMaximum steady = sustained_maximum(rows, 2, 9, 20, 30e6);
+  EXPECT_EQ(steady.seconds, 10U);
+  EXPECT_DOUBLE_EQ(steady.slow_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(steady.rate, 30e6);
+  // No whole second: the run's own rate, untouched.
+  const SustainedMaximum none = sustained_maximum(rows, 3, 1, 20, 30e6);
+  EXPECT_EQ(none.seconds, 0U);
+  EXPECT_DOUBLE_EQ(none.rate, 30e6);
+}
+
 }  // namespace
 }  // namespace boreal::runtime

@@ -43,8 +43,9 @@ void BenchFlags::add_to(CLI::App& app) {
   app.add_flag("--no-plots", no_plots, "Skip the PNG plots");
   app.add_option("--plot-script", plot_script, "The plotting script")->capture_default_str();
   app.add_option("--soak", soak,
-                 "Instead of the sweep: measure the maximum of --file (one run at max, of --warmup "
-                 "+ --duration), then run it at 80% of that for DURATION (600 = seconds, 30s, 10m, "
+                 "Instead of the sweep: measure the sustained maximum of --file (one run at max of "
+                 "--warmup + --duration, default 1 + 60 s, taken at its slowest 10 % of seconds), "
+                 "then run it at 80% of that for DURATION (600 = seconds, 30s, 10m, "
                  "1h), scraping every node's live metrics once a second (--rates: one other load, N% or tuples/s). Writes OUT/soak.csv (per "
                  "second and node: RSS, send-buffer occupancy, tuples/s, loss, p99), OUT/soak.txt "
                  "and OUT/soak.png; prints a verdict of flatness (exit 0 flat, 1 not). One medium "
@@ -109,6 +110,8 @@ LoopPlan BenchFlags::loop_plan(const BenchGrid& grid, std::vector<std::string>& 
   return plan;
 }
 
+constexpr double kSoakMaxSeconds = 60.0;
+
 SoakOptions soak_options(const BenchFlags& flags, std::vector<std::string>& problems) {
   SoakOptions options;
   if (auto duration = parse_soak_duration(flags.soak)) {
@@ -147,7 +150,9 @@ SoakOptions soak_options(const BenchFlags& flags, std::vector<std::string>& prob
   grid.provider = flagged.provider;
   if (!flags.tuple_bytes.empty() || flagged.network) grid.tuple_bytes = flagged.tuple_bytes;
   if (!flags.batch_bytes.empty()) grid.batch_bytes = flagged.batch_bytes;
-  grid.duration = flagged.duration;
+  // The run at max lasts a minute unless told: long enough to see a shared machine's slow
+  // stretches (README "Soak"), which a few seconds at max do not.
+  grid.duration = flags.duration_s ? flagged.duration : std::chrono::duration<double>(kSoakMaxSeconds);
   grid.warmup = flagged.warmup;
   grid.latency_budget_us = flagged.latency_budget_us;
   for (const auto& [flag, count] : {std::pair<const char*, std::size_t>{"--media", grid.media.size()},

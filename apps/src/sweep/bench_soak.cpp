@@ -381,6 +381,35 @@ std::string soak_summary(const std::vector<SoakRow>& rows, const SoakVerdict& ve
   return out.str();
 }
 
+SustainedMaximum sustained_maximum(const std::vector<SoakRow>& rows, std::size_t nodes, int from_s,
+                                   int to_s, double mean_rate) {
+  std::map<int, std::pair<std::size_t, double>> seconds;  // elapsed → (nodes seen, tuples/s)
+  for (const auto& row : rows) {
+    if (row.elapsed_s <= from_s || row.elapsed_s > to_s) continue;
+    auto& [seen, rate] = seconds[row.elapsed_s];
+    ++seen;
+    rate += row.tuples_per_s;
+  }
+  std::vector<double> rates;
+  for (const auto& [elapsed, second] : seconds) {
+    if (second.first == nodes && second.second > 0) rates.push_back(second.second);
+  }
+  SustainedMaximum out;
+  out.rate = mean_rate;
+  if (rates.empty()) return out;
+  double sum = 0;
+  for (const double r : rates) sum += r;
+  const double mean = sum / static_cast<double>(rates.size());
+  std::sort(rates.begin(), rates.end());
+  // The 10th percentile by nearest rank: the second-slowest of 11..20 seconds, the slowest
+  // of up to 10.
+  const auto rank = static_cast<std::size_t>(std::ceil(0.10 * static_cast<double>(rates.size())));
+  out.slow_ratio = rates[rank == 0 ? 0 : rank - 1] / mean;
+  out.rate = mean_rate * out.slow_ratio;
+  out.seconds = rates.size();
+  return out;
+}
+
 namespace {
 
 // A node's previous good scrape, to take the second's differences from.
@@ -389,6 +418,101 @@ struct Previous {
   Clock::time_point at{};
   SoakScrape scrape;
 };
+
+// One launch of the network with every node's metrics server on, scraped once a second for
+// `seconds` (from when every server first answered) while the launch runs on a thread of its
+// own. Rows go to `csv` too when it is given; progress every 10 s, headed `label`.
+struct ScrapedRun {
+  std::vector<SoakRow> rows;
+  BenchSample sample;
+  std::vector<std::string> errors;
+  bool cut_short = false;  // the launch ended before `seconds`
+};
+
+ScrapedRun scraped_run(const BenchOptions& bench, const NetworkSpec& network, const BenchRun& run,
+                       const BenchGroup& group, std::optional<double> rate, int seconds,
+                       std::ostream* csv, const std::string& label) {
+  std::ostream* progress = bench.progress;
+  ScrapedRun result;
+  const std::size_t node_count = network.nodes.size();
+  auto port = free_tcp_port("127.0.0.1", static_cast<std::uint16_t>(node_count));
+  if (!port) {
+    result.errors.push_back("no free ports for the metrics servers: " + port.error().message);
+    return result;
+  }
+  std::vector<std::string> hosts;
+  for (const auto& node : network.nodes) {
+    const std::string bound = metrics_bind_address(node.uri.host);
+    hosts.push_back(bound == "0.0.0.0" ? "127.0.0.1" : bound);
+  }
+  std::atomic<bool> finished{false};
+  std::thread launcher([&] {
+    result.sample = run_bench_launch(bench, network, run, group, rate, result.errors, port.value());
+    finished.store(true);
+  });
+
+  std::vector<Previous> previous(node_count);
+  auto scrape_all = [&](int elapsed, bool write_rows) {
+    for (std::size_t i = 0; i < node_count; ++i) {
+      const auto text = scrape(hosts[i], static_cast<std::uint16_t>(port.value() + i));
+      if (!text) continue;
+      const auto now = Clock::now();
+      SoakScrape scraped = parse_scrape(*text);
+      Previous& before = previous[i];
+      if (write_rows && before.seen) {
+        const double dt = std::chrono::duration<double>(now - before.at).count();
+        SoakRow row;
+        row.elapsed_s = elapsed;
+        row.node = network.nodes[i].name;
+        row.rss_kb = scraped.rss_bytes / 1024.0;
+        row.frames_unacknowledged = scraped.frames_unacknowledged;
+        row.buffers_in_use = scraped.buffers_in_use;
+        row.buffers = scraped.buffers;
+        row.backlog_bytes = scraped.backlog_bytes;
+        row.tuples_per_s = dt > 0 ? std::max(0.0, scraped.tuples - before.scrape.tuples) / dt : 0;
+        row.lost = scraped.lost;
+        row.duplicated = scraped.duplicated;
+        row.out_of_order = scraped.out_of_order;
+        row.has_latency = !scraped.latency.empty();
+        row.p99_us = p99_between(before.scrape.latency, scraped.latency);
+        if (csv != nullptr) *csv << soak_csv_line(row) << '\n';
+        result.rows.push_back(std::move(row));
+      }
+      before = {true, now, std::move(scraped)};
+    }
+    if (csv != nullptr) csv->flush();
+  };
+
+  // Wait for every node's server to answer once: that scrape is the first row's "before".
+  const auto give_up = Clock::now() + kServersUp;
+  while (!finished.load() && Clock::now() < give_up) {
+    scrape_all(0, false);
+    if (std::all_of(previous.begin(), previous.end(), [](const Previous& p) { return p.seen; })) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const auto start = Clock::now();
+  for (int second = 1; second <= seconds && !finished.load(); ++second) {
+    std::this_thread::sleep_until(start + std::chrono::seconds(second));
+    scrape_all(second, true);
+    if (progress == nullptr || (second % 10 != 0 && second != seconds)) continue;
+    *progress << "[" << label << " " << second << "/" << seconds << " s]";
+    for (const SoakRow& r : result.rows) {
+      if (r.elapsed_s != second) continue;
+      *progress << " " << r.node << ": RSS " << fixed(r.rss_kb / 1024.0, 1) << " MiB, "
+                << rate_text(r.tuples_per_s) << "/s";
+      if (r.buffers > 0) *progress << ", buffers " << fixed(r.buffers_in_use, 0) << "/" << fixed(r.buffers, 0);
+      if (r.has_latency) {
+        *progress << ", p99 " << fixed(r.p99_us, 0) << " us, lost " << fixed(r.lost, 0) << ", dup "
+                  << fixed(r.duplicated, 0);
+      }
+      *progress << ";";
+    }
+    *progress << '\n';
+  }
+  result.cut_short = finished.load();
+  launcher.join();
+  return result;
+}
 
 }  // namespace
 
@@ -420,25 +544,38 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
   }
   const BenchGroup group = groups(bench.grid).front();
   const std::string wait = bench.grid.waits.front();
+  const std::size_t node_count = base.value().nodes.size();
 
-  // 1. The maximum, as the sweep's calibration run measures it (unless the rate is absolute).
+  // 1. The sustained maximum (unless the rate is absolute): a run at max, scraped like the
+  //    soak, its measured rate scaled down to its slow seconds (sustained_maximum()).
   double max_rate = 0;
+  SustainedMaximum sustained;
   if (options.rate.needs_max()) {
+    const int warmup_s = static_cast<int>(std::ceil(bench.grid.warmup.count()));
+    const int max_seconds = static_cast<int>(std::floor((bench.grid.warmup + bench.grid.duration).count()));
     if (progress != nullptr) {
       *progress << "bench: soak of " << bench.grid.file << " (" << group.medium << ", " << wait
-                << "): measuring the maximum for "
-                << (bench.grid.warmup + bench.grid.duration).count() << " s\n";
+                << "): measuring the sustained maximum for " << max_seconds << " s\n";
     }
-    std::vector<std::string> errors;
-    const BenchSample calibration = run_bench_launch(bench, base.value(), {0, wait, kCalibrationRun, 0},
-                                                     group, std::nullopt, errors);
-    max_rate = !calibration.summary ? 0
-               : bench.grid.network ? calibration.summary->events_per_s
-                                    : calibration.summary->tuples_per_s;
-    if (!calibration.ok || max_rate <= 0) {
+    ScrapedRun at_max = scraped_run(bench, base.value(), {0, wait, kCalibrationRun, 0}, group,
+                                    std::nullopt, max_seconds, nullptr, "max");
+    const auto& summary = at_max.sample.summary;
+    const double mean_rate = !summary ? 0 : bench.grid.network ? summary->events_per_s : summary->tuples_per_s;
+    if (!at_max.sample.ok || mean_rate <= 0) {
       std::cerr << "bench: the run at max failed, so the soak has no rate"
-                << (errors.empty() ? std::string() : ": " + errors.front()) << '\n';
+                << (at_max.errors.empty() ? std::string() : ": " + at_max.errors.front()) << '\n';
       return 1;
+    }
+    // The last second may hold the sources' end; it is left out.
+    sustained = sustained_maximum(at_max.rows, node_count, warmup_s, max_seconds - 1, mean_rate);
+    max_rate = sustained.rate;
+    if (progress != nullptr) {
+      *progress << "bench: at max " << rate_text(mean_rate) << " tuples/s on average";
+      if (sustained.seconds > 0) {
+        *progress << ", its slowest 10 % of " << sustained.seconds << " seconds at "
+                  << fixed(100.0 * sustained.slow_ratio, 0) << " % of that";
+      }
+      *progress << ": sustained maximum " << rate_text(max_rate) << " tuples/s\n";
     }
   }
   const std::optional<double> rate = options.rate.offered(max_rate);
@@ -448,18 +585,7 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
   }
   const double offered = *rate;
 
-  // 2. The soak, launched on a thread of its own while this one scrapes.
-  const std::size_t node_count = base.value().nodes.size();
-  auto port = free_tcp_port("127.0.0.1", static_cast<std::uint16_t>(node_count));
-  if (!port) {
-    std::cerr << "bench: no free ports for the metrics servers: " << port.error().message << '\n';
-    return 1;
-  }
-  std::vector<std::string> hosts;
-  for (const auto& node : base.value().nodes) {
-    const std::string bound = metrics_bind_address(node.uri.host);
-    hosts.push_back(bound == "0.0.0.0" ? "127.0.0.1" : bound);
-  }
+  // 2. The soak.
   BenchOptions soak_options = bench;
   soak_options.grid.duration = options.duration + SoakSeconds(kTailS);
   const auto seconds_total = static_cast<int>(std::lround(options.duration.count()));
@@ -470,93 +596,26 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
               << (max_rate > 0 ? " = " + rate_text(offered) : std::string()) << " tuples/s for "
               << seconds_total << " s, scraping " << node_count << " nodes once a second\n";
   }
-  std::atomic<bool> finished{false};
-  std::vector<std::string> soak_errors;
-  BenchSample soak;
-  std::thread launcher([&] {
-    soak = run_bench_launch(soak_options, base.value(), {0, wait, 0, 0}, group, offered,
-                            soak_errors, port.value());
-    finished.store(true);
-  });
-
   const BenchMeta meta = describe_machine(bench.command);
   csv << "# boreal bench --soak: host=" << meta.host << " cpus=" << meta.cpus
       << " kernel=" << meta.kernel << " commit=" << meta.commit << " date=" << meta.date << '\n'
       << "# command: " << meta.command << '\n'
       << "# " << group.medium << ", wait " << wait << ", maximum "
-      << (max_rate > 0 ? csv_number(max_rate) + " tuples/s" : std::string("not measured"))
+      << (max_rate > 0 ? csv_number(max_rate) + " tuples/s (sustained: " + fixed(100.0 * sustained.slow_ratio, 1) +
+                             " % of the run at max's mean, from " + std::to_string(sustained.seconds) + " s)"
+                       : std::string("not measured"))
       << ", offered " << csv_number(offered) << " tuples/s\n"
       << soak_csv_header() << '\n';
-  std::vector<SoakRow> rows;
-  std::vector<Previous> previous(node_count);
-  auto scrape_all = [&](int elapsed, bool write_rows) {
-    for (std::size_t i = 0; i < node_count; ++i) {
-      const auto text = scrape(hosts[i], static_cast<std::uint16_t>(port.value() + i));
-      if (!text) continue;
-      const auto now = Clock::now();
-      SoakScrape scraped = parse_scrape(*text);
-      Previous& before = previous[i];
-      if (write_rows && before.seen) {
-        const double dt = std::chrono::duration<double>(now - before.at).count();
-        SoakRow row;
-        row.elapsed_s = elapsed;
-        row.node = base.value().nodes[i].name;
-        row.rss_kb = scraped.rss_bytes / 1024.0;
-        row.frames_unacknowledged = scraped.frames_unacknowledged;
-        row.buffers_in_use = scraped.buffers_in_use;
-        row.buffers = scraped.buffers;
-        row.backlog_bytes = scraped.backlog_bytes;
-        row.tuples_per_s = dt > 0 ? std::max(0.0, scraped.tuples - before.scrape.tuples) / dt : 0;
-        row.lost = scraped.lost;
-        row.duplicated = scraped.duplicated;
-        row.out_of_order = scraped.out_of_order;
-        row.has_latency = !scraped.latency.empty();
-        row.p99_us = p99_between(before.scrape.latency, scraped.latency);
-        csv << soak_csv_line(row) << '\n';
-        rows.push_back(std::move(row));
-      }
-      before = {true, now, std::move(scraped)};
-    }
-    csv.flush();
-  };
-
-  // Wait for every node's server to answer once: that scrape is the first row's "before".
-  const auto give_up = Clock::now() + kServersUp;
-  while (!finished.load() && Clock::now() < give_up) {
-    scrape_all(0, false);
-    if (std::all_of(previous.begin(), previous.end(), [](const Previous& p) { return p.seen; })) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  const auto start = Clock::now();
-  int last_progress = 0;
-  for (int second = 1; second <= seconds_total && !finished.load(); ++second) {
-    std::this_thread::sleep_until(start + std::chrono::seconds(second));
-    scrape_all(second, true);
-    if (progress != nullptr && (second % 10 == 0 || second == seconds_total) && second != last_progress) {
-      last_progress = second;
-      *progress << "[soak " << second << "/" << seconds_total << " s]";
-      for (std::size_t i = rows.size() >= node_count ? rows.size() - node_count : 0; i < rows.size(); ++i) {
-        const SoakRow& r = rows[i];
-        if (r.elapsed_s != second) continue;
-        *progress << " " << r.node << ": RSS " << fixed(r.rss_kb / 1024.0, 1) << " MiB, "
-                  << rate_text(r.tuples_per_s) << "/s";
-        if (r.buffers > 0) *progress << ", buffers " << fixed(r.buffers_in_use, 0) << "/" << fixed(r.buffers, 0);
-        if (r.has_latency) {
-          *progress << ", p99 " << fixed(r.p99_us, 0) << " us, lost " << fixed(r.lost, 0)
-                    << ", dup " << fixed(r.duplicated, 0);
-        }
-        *progress << ";";
-      }
-      *progress << '\n';
-    }
-  }
-  const bool cut_short = finished.load();
-  launcher.join();
+  ScrapedRun soak = scraped_run(soak_options, base.value(), {0, wait, 0, 0}, group, offered,
+                                seconds_total, &csv, "soak");
   csv.close();
+  std::vector<SoakRow>& rows = soak.rows;
+  const bool cut_short = soak.cut_short;
+  const std::vector<std::string>& soak_errors = soak.errors;
 
   SoakVerdict verdict = flatness(rows);
   if (cut_short) verdict.reasons.insert(verdict.reasons.begin(), "the run ended before DURATION");
-  if (!soak.ok) {
+  if (!soak.sample.ok) {
     verdict.reasons.insert(verdict.reasons.begin(),
                            "the soak run failed" + (soak_errors.empty() ? std::string() : ": " + soak_errors.front()));
   }

@@ -1,7 +1,8 @@
 // `boreal bench --soak DURATION`: does a network stay flat when it runs for long at a steady
-// load? It measures the network's maximum with one run at rate max (as the sweep calibrates,
-// bench_sweep.hpp), then launches it at 80 % of that (or --rates' one value) for DURATION with the live metrics on
-// (docs/metrics.md) and scrapes every node's /metrics once a second. It writes
+// load? It measures the network's sustained maximum with one run at rate max, scraped once a
+// second (sustained_maximum() below), then launches it at 80 % of that (or --rates' one
+// value) for DURATION with the live metrics on (docs/metrics.md) and scrapes every node's
+// /metrics once a second. It writes
 //   OUT/soak.csv   one row per second per node: RSS, the occupancy of its sending links,
 //                  tuples/s, the sink's loss and that second's p99 latency
 //   OUT/soak.png   those against time, drawn by scripts/bench_plot.py --soak (matplotlib)
@@ -87,9 +88,24 @@ struct SoakVerdict {
 [[nodiscard]] std::string soak_summary(const std::vector<SoakRow>& rows, const SoakVerdict& verdict,
                                        double max_rate, double offered_rate);
 
+// What a machine sustains at the maximum, from the rows of a scraped run at rate max: per
+// second (`from_s` < elapsed <= `to_s`, seconds where every one of `nodes` was scraped) the
+// nodes' tuples/s summed; `rate` is `mean_rate` (the run's own measurement, in its unit:
+// tuples or source events per second) scaled by the 10th percentile of those seconds over
+// their mean. A machine whose speed swings from one half-minute to the next (README "Soak")
+// is soaked at a fraction of its slow seconds, not of its average.
+struct SustainedMaximum {
+  double rate = 0;
+  double slow_ratio = 1;     // the 10th percentile over the mean of the per-second rates
+  std::size_t seconds = 0;   // seconds it was taken from; 0: none, and rate is mean_rate
+};
+[[nodiscard]] SustainedMaximum sustained_maximum(const std::vector<SoakRow>& rows, std::size_t nodes,
+                                                 int from_s, int to_s, double mean_rate);
+
 struct SoakOptions {
-  // The grid's file, first medium and first wait mode, sizes, warm-up and calibration
-  // duration; out_dir, plots, plot_script, executable, progress.
+  // The grid's file, first medium and first wait mode, sizes, and the run at max's warm-up
+  // and duration (the soak's default: 60 s, so that it sees the machine's slow stretches);
+  // out_dir, plots, plot_script, executable, progress.
   BenchOptions bench;
   SoakSeconds duration{30};
   // The load: a fraction of the maximum measured first (default 80 %), or tuples/s (then no
