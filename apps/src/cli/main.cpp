@@ -444,7 +444,7 @@ int main(int argc, char** argv) {
       "N% are fractions of the maximum measured first in the same sweep. Progress on stderr; the\n"
       "summary table on stdout; OUT/bench.csv (medians, spread), OUT/bench.jsonl (every run),\n"
       "OUT/*.png. Each file records the machine, the commit and this command.\n"
-      "--soak DURATION runs one load for long instead (80% of the maximum; README \"Soak\").\n"
+      "--soak DURATION runs one load for long instead (80% of the sustained maximum; README \"Soak\").\n"
       "Examples: boreal bench --quick\n"
       "          boreal bench --media tcp --waits sleep,adaptive --rates 10k,100k,max --repeats 5\n"
       "          boreal bench --soak 10m --out soak-out");
