@@ -1,7 +1,12 @@
 // `boreal bench`: the grid, its schedule, the reduction to medians, the CSV and the table, and
 // one small sweep through the real binary.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -300,7 +305,7 @@ TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
   const auto out = run(std::string(BOREAL_BIN) +
                        " bench --media tcp --waits block,sleep --rates idle,50%,max --repeats 1 "
                        "--duration 0.3 --warmup 0.1 --loops epoll-et,sigio --loop-rates 20k "
-                       "--no-iperf --no-plots --out " + out_dir);
+                       "--contaminated keep --no-iperf --no-plots --out " + out_dir);
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NE(out.text.find("[  6/8 "), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("[  8/8] event loop sigio 20000 #1: "), std::string::npos) << out.text;
@@ -366,7 +371,7 @@ TEST(BenchCommand, ANetworkSweepCountsSourceEvents) {
   std::filesystem::remove("nexmark_q2.csv");  // the file's sink output, in the working directory
   const auto out = run(std::string(BOREAL_BIN) + " bench --network " + q2 +
                        " --media tcp --waits block --rates 20%,max --repeats 1 --duration 0.4 "
-                       "--warmup 0.1 --no-iperf --no-plots --out " + out_dir);
+                       "--warmup 0.1 --contaminated keep --no-iperf --no-plots --out " + out_dir);
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_FALSE(std::filesystem::exists("nexmark_q2.csv"));  // --no-output: the sink counted
   EXPECT_NE(out.text.find("maximum "), std::string::npos) << out.text;
@@ -382,6 +387,64 @@ TEST(BenchCommand, ANetworkSweepCountsSourceEvents) {
   EXPECT_NEAR(lines[2]["offered_rate"].get<double>(), max_events * 0.2, 1.0);
   EXPECT_NEAR(lines[2]["events_per_s"].get<double>(), max_events * 0.2, max_events * 0.02);
   EXPECT_GT(lines[2]["events_per_core"].get<double>(), 0);
+}
+
+// A process that spins at the lowest priority until it is destroyed: other people's load.
+class Burner {
+ public:
+  Burner() : pid_(::fork()) {
+    if (pid_ == 0) {
+      ::prctl(PR_SET_NAME, "burner");
+      (void)::nice(19);
+      volatile std::uint64_t spin = 0;
+      for (;;) spin = spin + 1;
+    }
+  }
+  ~Burner() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  Burner(const Burner&) = delete;
+  Burner& operator=(const Burner&) = delete;
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
+
+TEST(BenchCommand, AContaminatedRunIsRepeatedOnceAndKeptWithItsReason) {
+  TempDir dir;
+  const std::string out_dir = dir.file("out");
+  const Burner burner;
+  ASSERT_GT(burner.pid(), 0);
+  const auto out = run(std::string(BOREAL_BIN) +
+                       " bench --media tcp --waits block --rates 10k --repeats 1 --duration 0.5 "
+                       "--warmup 0.1 --loops none --no-iperf --no-plots --out " + out_dir);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const std::string named = "burner (" + std::to_string(burner.pid()) + ") ";
+  EXPECT_NE(out.text.find("cores during the run (" + named), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("): contaminated, repeating it once\n"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find(" (contaminated again: kept)\n"), std::string::npos) << out.text;
+  const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
+  ASSERT_EQ(lines.size(), 3U);  // the header, the discarded run and its repeat
+  for (std::size_t i : {1U, 2U}) {
+    EXPECT_TRUE(lines[i]["contaminated"].get<bool>()) << lines[i].dump();
+    EXPECT_GT(lines[i]["cores_used"]["other"].get<double>(), 0.05) << lines[i].dump();
+    EXPECT_GT(lines[i]["cpu_us_per_tuple"]["machine_raw"].get<double>(),
+              lines[i]["cpu_us_per_tuple"]["machine"].get<double>()) << lines[i].dump();
+    EXPECT_EQ(lines[i]["other_processes"][0].get<std::string>().rfind(named, 0), 0U) << lines[i].dump();
+  }
+  EXPECT_EQ(lines[1]["bench"]["discarded"], "contaminated");
+  EXPECT_FALSE(lines[2]["bench"].contains("discarded"));
+  EXPECT_EQ(lines[2]["bench"]["repeated_after_other_cores"], lines[1]["cores_used"]["other"]);
+  // --contaminated keep: one run, kept as it is.
+  const auto kept = run(std::string(BOREAL_BIN) +
+                        " bench --media tcp --waits block --rates 10k --repeats 1 --duration 0.5 "
+                        "--warmup 0.1 --loops none --contaminated keep --no-iperf --no-plots --out " + out_dir);
+  ASSERT_EQ(kept.status, 0) << kept.text;
+  EXPECT_NE(kept.text.find(" (contaminated: kept)\n"), std::string::npos) << kept.text;
+  EXPECT_EQ(test::read_json_lines(out_dir + "/bench.jsonl").size(), 2U);
 }
 
 // --soak DURATION: whole seconds, or with s, m or h; anything else names the flag and value.

@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -339,6 +341,81 @@ TEST(MachineWindow, ReportsAWindowOfTheWholeMachine) {
   auto second = window.value().stop();
   ASSERT_TRUE(second) << second.error().describe();
   EXPECT_GT(second.value().wall_s, r.wall_s);
+}
+
+// Field 14 (utime) is 250 ticks and 15 (stime) 50: 3 s at 100 Hz. Field 22 (starttime) 6807116.
+constexpr const char* kStat =
+    "10896 (my (odd) name) R 10892 10892 7092 0 -1 4194304 101 0 0 0 250 50 0 0 20 0 1 0 "
+    "6807116 3133440 394 18446744073709551615 94033387233280 0\n";
+
+TEST(ProcessCpu, ParsesPidParentNameCpuAndStart) {
+  const auto p = ProcessCpu::parse(kStat, 100);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->pid, 10896);
+  EXPECT_EQ(p->parent_pid, 10892);
+  EXPECT_EQ(p->comm, "my (odd) name");
+  EXPECT_EQ(p->cpu, 3s);
+  EXPECT_EQ(p->start_ticks, 6807116U);
+  EXPECT_EQ(ProcessCpu::parse(kStat, 250)->cpu, 1200ms);
+}
+
+TEST(ProcessCpu, KernelThreadsAndMalformedTextAreLeftOut) {
+  // kthreadd: flags 2129984 has PF_KTHREAD (0x00200000).
+  EXPECT_FALSE(ProcessCpu::parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 25 0 0", 100));
+  EXPECT_FALSE(ProcessCpu::parse("", 100));
+  EXPECT_FALSE(ProcessCpu::parse("10896 (cat R 10892", 100));
+  EXPECT_FALSE(ProcessCpu::parse("x (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 0", 100));
+  EXPECT_FALSE(ProcessCpu::parse("10896 (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 1 0 0 20 0", 100));
+  EXPECT_FALSE(ProcessCpu::parse("10896 (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 z 0 0 20 0 1 0 5 0", 100));
+  EXPECT_FALSE(ProcessCpu::parse(kStat, 0));
+}
+
+TEST(ProcessCpu, CensusSeesThisProcessAndNoKernelThread) {
+  ASSERT_TRUE(burn_cpu(30ms));
+  const auto all = ProcessCpu::census();
+  const auto self = std::find_if(all.begin(), all.end(), [](const ProcessCpu& p) { return p.pid == ::getpid(); });
+  ASSERT_NE(self, all.end());
+  EXPECT_EQ(self->parent_pid, ::getppid());
+  EXPECT_GE(self->cpu, 20ms);  // 30 ms burnt, in 10-ms ticks
+  EXPECT_TRUE(std::none_of(all.begin(), all.end(), [](const ProcessCpu& p) { return p.pid == 2; }));
+}
+
+TEST(ProcessCpu, BetweenTwoCensusesCountsWhatEachUsedLargestFirst) {
+  auto at = [](int pid, std::uint64_t start, nanoseconds cpu) {
+    ProcessCpu p;
+    p.pid = pid;
+    p.start_ticks = start;
+    p.cpu = cpu;
+    return p;
+  };
+  const std::vector<ProcessCpu> before = {at(10, 1, 5s), at(11, 1, 2s), at(12, 1, 7s), at(13, 1, 1s)};
+  // 10 used 300 ms; 11 used 5 ms (under the threshold); 12 is a new process on a reused pid
+  // (another start): all its 400 ms count; 13 exited; 14 started: its 20 ms count.
+  const std::vector<ProcessCpu> after = {at(10, 1, 5300ms), at(11, 1, 2005ms), at(12, 9, 400ms),
+                                         at(14, 9, 20ms)};
+  const auto used = process_cpu_between(before, after, 10ms);
+  ASSERT_EQ(used.size(), 3U);
+  EXPECT_EQ(used[0].pid, 12);
+  EXPECT_EQ(used[0].cpu, 400ms);
+  EXPECT_EQ(used[1].pid, 10);
+  EXPECT_EQ(used[1].cpu, 300ms);
+  EXPECT_EQ(used[2].pid, 14);
+  EXPECT_EQ(used[2].cpu, 20ms);
+}
+
+TEST(MachineWindow, ListsTheProcessesThatRanInIt) {
+  auto window = MachineWindow::start();
+  ASSERT_TRUE(window) << window.error().describe();
+  ASSERT_TRUE(burn_cpu(50ms));
+  auto report = window.value().stop();
+  ASSERT_TRUE(report) << report.error().describe();
+  const auto& processes = report.value().processes;
+  const auto self = std::find_if(processes.begin(), processes.end(),
+                                 [](const ProcessCpu& p) { return p.pid == ::getpid(); });
+  ASSERT_NE(self, processes.end());
+  EXPECT_GE(self->cpu, 40ms);
+  EXPECT_TRUE(std::is_sorted(processes.begin(), processes.end(),
+                             [](const ProcessCpu& a, const ProcessCpu& b) { return a.cpu > b.cpu; }));
 }
 
 }  // namespace

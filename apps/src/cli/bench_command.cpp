@@ -40,6 +40,11 @@ void BenchFlags::add_to(CLI::App& app) {
   app.add_option("--out", out, "Directory for bench.jsonl, bench.csv, summary.txt and the PNG plots")->capture_default_str();
   app.add_option("--time-limit", time_limit_min, "Refuse a grid estimated longer than this many minutes")->capture_default_str();
   app.add_flag("--no-iperf", no_iperf, "Skip the iperf3 loopback reference");
+  app.add_option("--contaminated", contaminated,
+                 "A run beside more than 0.05 cores of other processes' load: 'repeat' it once "
+                 "(its first line stays in bench.jsonl, marked discarded) or 'keep' it")
+      ->check(CLI::IsMember({"repeat", "keep"}))
+      ->capture_default_str();
   app.add_flag("--no-plots", no_plots, "Skip the PNG plots");
   app.add_option("--plot-script", plot_script, "The plotting script")->capture_default_str();
   app.add_option("--soak", soak,
@@ -203,6 +208,7 @@ int bench_command(const BenchFlags& flags, const std::string& command) {
   options.out_dir = flags.out;
   options.time_limit = std::chrono::minutes(flags.time_limit_min);
   options.iperf = !flags.no_iperf;
+  options.repeat_contaminated = flags.contaminated != "keep";
   options.plots = !flags.no_plots;
   options.plot_script = flags.plot_script;
   options.command = command;

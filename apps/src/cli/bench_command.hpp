@@ -30,6 +30,7 @@ struct BenchFlags {
   std::string out = "bench-out";
   int time_limit_min = 60;
   bool no_iperf = false, no_plots = false;
+  std::string contaminated = "repeat";  // --contaminated: repeat a run beside other load, or keep it
   std::string plot_script;  // scripts/bench_plot.py (main sets it)
   std::string soak;         // --soak DURATION: a soak instead of the sweep (bench_soak.hpp)
 

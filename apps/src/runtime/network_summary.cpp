@@ -85,9 +85,6 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
       s.tuples_per_s = sender.window_s > 0 ? static_cast<double>(s.tuples_measured) / sender.window_s : 0;
       s.cpu_us_per_tuple_sender = per_tuple_us(sender.process_cpu_s, s.tuples_measured);
       s.cpu_us_per_tuple_receiver = per_tuple_us(receiver.process_cpu_s, s.tuples_measured);
-      if (receiver.machine) {
-        s.cpu_us_per_tuple_machine = per_tuple_us(receiver.machine->busy_cpu_s, s.tuples_measured);
-      }
       // A check sink behind operators still sees its sequence: gaps and repeats are errors.
       if (s.lost + s.duplicated + s.out_of_order > 0) {
         s.errors.push_back("check sinks saw " + std::to_string(s.lost) + " tuples lost, " +
@@ -111,17 +108,16 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
     if (report.events_sent_measured > 0) source_window_s = std::max(source_window_s, report.window_s);
   }
   if (source_window_s > 0) s.events_per_s = static_cast<double>(s.events_measured) / source_window_s;
+  // The machine's figures against every node of the run (not only the two ends): the first
+  // node that measured the machine, split into the run's share and other load.
+  std::vector<const NodeReport*> all;
+  for (const NodeReport& report : nodes) all.push_back(&report);
   for (const NodeReport& report : nodes) {
     if (!report.machine || report.machine->wall_s <= 0) continue;
-    s.cpu_us_per_event_machine = per_tuple_us(report.machine->busy_cpu_s, s.events_measured);
+    const MachineShare share = machine_share(*report.machine, all, report.host);
+    set_machine_figures(s, *report.machine, share);
+    s.cpu_us_per_event_machine = per_tuple_us(share.run_s, s.events_measured);
     if (s.cpu_us_per_event_machine > 0) s.events_per_core = 1e6 / s.cpu_us_per_event_machine;
-    break;
-  }
-  // Load we did not cause: the machine minus every node (not only the two ends).
-  for (const NodeReport& report : nodes) {
-    if (!report.machine || report.machine->wall_s <= 0) continue;
-    const auto& m = *report.machine;
-    s.other_cores = std::max(0.0, (m.busy_cpu_s - s.cores_nodes * m.wall_s) / m.wall_s);
     break;
   }
   for (const NodeReport& report : nodes) {
@@ -196,6 +192,7 @@ std::string format_network(const RunSummary& s) {
                 static_cast<unsigned long long>(s.events_measured), s.events_per_s,
                 s.cpu_us_per_event_machine, s.events_per_core);
   out << line;
+  if (s.other_cores >= 0.01) out << other_load_text(s) << '\n';
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/node_meter.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 namespace boreal::runtime {
 namespace {
@@ -98,6 +99,9 @@ void ProcessMeter::close() {
 }
 
 void ProcessMeter::fill(NodeReport& r) const {
+  r.pid = static_cast<int>(::getpid());
+  r.parent_pid = static_cast<int>(::getppid());
+  r.host = host_name();
   r.process_cpu_s = process_cpu_s_;
   r.voluntary_switches = voluntary_;
   r.involuntary_switches = involuntary_;

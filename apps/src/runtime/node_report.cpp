@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 
 #include "boreal_commit.hpp"  // BOREAL_COMMIT, generated at build time
@@ -82,10 +84,17 @@ transport::WaitStats wait_stats_from_json(const json& j) {
 }
 
 json to_json(const transport::MachineCpuReport& m) {
+  json processes = json::array();
+  for (const auto& p : m.processes) {
+    processes.push_back({{"pid", p.pid},
+                         {"ppid", p.parent_pid},
+                         {"comm", p.comm},
+                         {"cpu_s", std::chrono::duration<double>(p.cpu).count()}});
+  }
   return {{"wall_s", m.wall_s},       {"cpus", m.cpus},         {"busy_cpu_s", m.busy_cpu_s},
           {"user_s", m.user_s},       {"system_s", m.system_s}, {"softirq_s", m.softirq_s},
           {"irq_s", m.irq_s},         {"steal_s", m.steal_s},   {"idle_s", m.idle_s},
-          {"iowait_s", m.iowait_s}};
+          {"iowait_s", m.iowait_s},   {"processes", processes}};
 }
 
 transport::MachineCpuReport machine_from_json(const json& j) {
@@ -98,6 +107,15 @@ transport::MachineCpuReport machine_from_json(const json& j) {
   m.softirq_s = j.value("softirq_s", 0.0);
   m.irq_s = j.value("irq_s", 0.0);
   m.steal_s = j.value("steal_s", 0.0);
+  for (const auto& p : j.value("processes", json::array())) {
+    transport::ProcessCpu process;
+    process.pid = p.value("pid", 0);
+    process.parent_pid = p.value("ppid", 0);
+    process.comm = p.value("comm", "");
+    process.cpu = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(p.value("cpu_s", 0.0)));
+    m.processes.push_back(std::move(process));
+  }
   m.idle_s = j.value("idle_s", 0.0);
   m.iowait_s = j.value("iowait_s", 0.0);
   return m;
@@ -111,12 +129,6 @@ json to_json(const LatencySummary& l) {
 LatencySummary latency_from_json(const json& j) {
   return {j.value("p50", 0.0), j.value("p99", 0.0), j.value("p999", 0.0), j.value("max", 0.0),
           j.value("samples", 0ULL), j.value("negative", 0ULL)};
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
 }
 
 double per_tuple_us(double cpu_s, std::uint64_t tuples) {
@@ -188,6 +200,9 @@ json to_json(const NodeReport& r) {
   }
   json j = {{"kind", "node"},
             {"node", r.node},
+            {"pid", r.pid},
+            {"ppid", r.parent_pid},
+            {"host", r.host},
             {"wait", r.wait},
             {"window_s", r.window_s},
             {"thread_cpu_s", r.thread_cpu_s},
@@ -239,6 +254,9 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
   try {
     NodeReport r;
     r.node = j.at("node").get<std::string>();
+    r.pid = j.value("pid", 0);
+    r.parent_pid = j.value("ppid", 0);
+    r.host = j.value("host", "");
     r.wait = j.value("wait", "");
     r.window_s = j.at("window_s").get<double>();
     r.thread_cpu_s = j.at("thread_cpu_s").get<double>();
@@ -321,6 +339,48 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
 
 std::string build_commit() { return BOREAL_COMMIT; }
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+MachineShare machine_share(const transport::MachineCpuReport& machine,
+                           const std::vector<const NodeReport*>& nodes, const std::string& host) {
+  std::vector<int> run;
+  for (const NodeReport* node : nodes) {
+    if (node == nullptr || (!node->host.empty() && !host.empty() && node->host != host)) continue;
+    if (node->pid > 0) run.push_back(node->pid);
+    if (node->parent_pid > 1) run.push_back(node->parent_pid);  // not init, which adopts orphans
+  }
+  MachineShare share;
+  share.raw_s = machine.busy_cpu_s;
+  for (const auto& process : machine.processes) {
+    if (std::find(run.begin(), run.end(), process.pid) != run.end()) continue;
+    share.other_s += std::chrono::duration<double>(process.cpu).count();
+    share.others.push_back(process);
+  }
+  share.run_s = std::max(0.0, share.raw_s - share.other_s);
+  return share;
+}
+
+void set_machine_figures(RunSummary& s, const transport::MachineCpuReport& m, const MachineShare& share) {
+  s.cpu_us_per_tuple_machine = per_tuple_us(share.run_s, s.tuples_measured);
+  s.cpu_us_per_tuple_machine_raw = per_tuple_us(share.raw_s, s.tuples_measured);
+  s.cores_machine = m.wall_s > 0 ? share.run_s / m.wall_s : 0.0;
+  s.cores_machine_raw = m.cores_used();
+  s.other_cores = m.wall_s > 0 ? share.other_s / m.wall_s : 0.0;
+  s.contaminated = s.other_cores > kContaminatedCores;
+  s.other_processes.clear();
+  for (const auto& p : share.others) {
+    if (s.other_processes.size() == 3 || m.wall_s <= 0) break;
+    char text[96];
+    std::snprintf(text, sizeof text, "%s (%d) %.2f cores", p.comm.c_str(), p.pid,
+                  std::chrono::duration<double>(p.cpu).count() / m.wall_s);
+    s.other_processes.emplace_back(text);
+  }
+}
+
 RunSummary summarize(const RunConfig& config, const NodeReport& sender,
                      const NodeReport& receiver) {
   RunSummary s;
@@ -353,12 +413,8 @@ RunSummary summarize(const RunConfig& config, const NodeReport& sender,
   s.cores_receiver = receiver.window_s > 0 ? receiver.process_cpu_s / receiver.window_s : 0.0;
   if (receiver.machine) {
     const auto& m = *receiver.machine;
-    s.cpu_us_per_tuple_machine = per_tuple_us(m.busy_cpu_s, s.tuples_measured);
-    s.cores_machine = m.cores_used();
     s.softirq_cores = m.wall_s > 0 ? m.softirq_s / m.wall_s : 0.0;
-    // Over the receiver's window the sender ran too; its share is its cores × the window.
-    const double ours = receiver.process_cpu_s + s.cores_sender * m.wall_s;
-    s.other_cores = m.wall_s > 0 ? std::max(0.0, (m.busy_cpu_s - ours) / m.wall_s) : 0.0;
+    set_machine_figures(s, m, machine_share(m, {&sender, &receiver}, receiver.host));
   }
   s.latency = receiver.latency;
   s.sender_wait = sender.wait_stats;
@@ -407,13 +463,17 @@ json to_json(const RunSummary& s) {
           {"cpu_us_per_tuple",
            {{"sender", s.cpu_us_per_tuple_sender},
             {"receiver", s.cpu_us_per_tuple_receiver},
-            {"machine", s.cpu_us_per_tuple_machine}}},
+            {"machine", s.cpu_us_per_tuple_machine},
+            {"machine_raw", s.cpu_us_per_tuple_machine_raw}}},
           {"cores_used",
            {{"sender", s.cores_sender},
             {"receiver", s.cores_receiver},
             {"machine", s.cores_machine},
+            {"machine_raw", s.cores_machine_raw},
             {"softirq", s.softirq_cores},
             {"other", s.other_cores}}},
+          {"contaminated", s.contaminated},
+          {"other_processes", s.other_processes},
           {"syscalls_per_tuple",
            {{"sender", s.syscalls_per_tuple_sender}, {"receiver", s.syscalls_per_tuple_receiver}}},
           {"latency_us",
@@ -481,6 +541,21 @@ std::string format_table(const std::vector<RunSummary>& rows) {
                   r.latency.p50_us, r.latency.p99_us, r.latency.p999_us, check.c_str());
     out << line;
   }
+  for (const auto& r : rows) {
+    if (r.contaminated) out << r.config.wait << ": " << other_load_text(r) << '\n';
+  }
+  return out.str();
+}
+
+std::string other_load_text(const RunSummary& s) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(2) << "other processes used " << s.other_cores << " cores (";
+  for (std::size_t k = 0; k < s.other_processes.size(); ++k) {
+    out << (k > 0 ? ", " : "") << s.other_processes[k];
+  }
+  out << std::setprecision(3) << "), left out of the machine figures; with them: "
+      << s.cpu_us_per_tuple_machine_raw << " CPU-us per tuple, " << std::setprecision(2)
+      << s.cores_machine_raw << " cores" << (s.contaminated ? " (contaminated)" : "");
   return out.str();
 }
 

@@ -73,6 +73,11 @@ struct ThreadReport {
 
 struct NodeReport {
   std::string node;
+  // Which process it was, and where: the machine's CPU (below) is split into the run's
+  // processes and other people's by these (machine_share()).
+  int pid = 0;
+  int parent_pid = 0;
+  std::string host;
   std::string wait;  // the I/O thread's wait mode
   double window_s = 0;        // wall time of the streaming window
   double thread_cpu_s = 0;    // the I/O thread over the window (CLOCK_THREAD_CPUTIME_ID)
@@ -148,6 +153,29 @@ struct NodeReport {
 
 [[nodiscard]] nlohmann::json to_json(const transport::WaitStats& stats);
 
+// The machine's CPU over a window, split into the run's and other people's. A run is its
+// nodes' processes on `host` and their parents (the launcher, the bench); every other
+// user-space process the window saw is other load; kernel threads stay in the run's share
+// (they do its network work, and cannot be told apart per process).
+struct MachineShare {
+  double raw_s = 0;    // busy_cpu_s: all the machine did
+  double other_s = 0;  // user processes outside the run
+  double run_s = 0;    // raw_s − other_s, at least 0
+  std::vector<transport::ProcessCpu> others;  // largest first
+};
+[[nodiscard]] MachineShare machine_share(const transport::MachineCpuReport& machine,
+                                         const std::vector<const NodeReport*>& nodes,
+                                         const std::string& host);
+// Other load above this many cores marks a run "contaminated" (the bench repeats it once).
+inline constexpr double kContaminatedCores = 0.05;
+
+struct RunSummary;
+// Sets the summary's machine figures from a window and its split: per tuple (of
+// s.tuples_measured) and in cores, the run's share and the raw one, the other load, whether it
+// is contaminated, and the three largest other processes.
+void set_machine_figures(RunSummary& s, const transport::MachineCpuReport& machine,
+                         const MachineShare& share);
+
 // The configuration half of the summary, from the spec after overrides.
 struct RunConfig {
   std::string medium;
@@ -190,7 +218,13 @@ struct RunSummary {
   double cores_receiver = 0;
   double cores_machine = 0;
   double softirq_cores = 0;  // breakdown only: already inside the processes' system time
-  double other_cores = 0;    // machine minus our two processes: load we did not cause
+  // The machine figures (cpu_us_per_tuple_machine, cores_machine, cpu_us_per_event_machine)
+  // leave out the user processes that are not part of the run; the raw ones keep them.
+  double cpu_us_per_tuple_machine_raw = 0;
+  double cores_machine_raw = 0;
+  double other_cores = 0;    // user processes outside the run: load we did not cause
+  bool contaminated = false;  // other_cores above kContaminatedCores
+  std::vector<std::string> other_processes;  // the largest of them, "comm (pid) 0.51 cores"
   // System calls of each end's I/O thread in its window, per tuple measured.
   double syscalls_per_tuple_sender = 0;
   double syscalls_per_tuple_receiver = 0;
@@ -209,6 +243,13 @@ struct RunSummary {
   double cpu_us_per_tuple_nodes = 0;   // every node's process CPU, per tuple measured
   double cores_nodes = 0;              // every node's process CPU over its window
 };
+
+// "other processes used 0.51 cores (stress (812) 0.50 cores), left out of the machine
+// figures; with them: 9.8 CPU-us per tuple, 1.21 cores (contaminated)".
+[[nodiscard]] std::string other_load_text(const RunSummary& s);
+
+// This machine's host name (gethostname), or "unknown".
+[[nodiscard]] std::string host_name();
 
 // The commit this binary was built from (as of configure time), or "unknown".
 [[nodiscard]] std::string build_commit();

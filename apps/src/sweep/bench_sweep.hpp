@@ -31,6 +31,8 @@ struct BenchOptions {
   // it has run 25 % past it (what ran is still reported).
   std::chrono::minutes time_limit{60};
   bool iperf = true;  // measure iperf3 over loopback first, if it is installed
+  // Repeat, once, a run that other processes' load contaminated (RunSummary::contaminated).
+  bool repeat_contaminated = true;
   bool plots = true;
   std::string plot_script;  // scripts/bench_plot.py
   std::string command;      // as typed, for the record

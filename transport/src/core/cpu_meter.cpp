@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 namespace boreal::transport {
@@ -98,7 +99,103 @@ Result<std::string> read_proc_stat() {
   return text;
 }
 
+// A small /proc file's whole text, or nullopt (it vanished, or cannot be read).
+std::optional<std::string> read_small_file(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  std::array<char, 1024> chunk{};
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      return std::nullopt;
+    }
+    text.append(chunk.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+// PF_KTHREAD in /proc/PID/stat's flags (include/linux/sched.h).
+constexpr std::uint64_t kKernelThreadFlag = 0x00200000;
+
 }  // namespace
+
+std::optional<ProcessCpu> ProcessCpu::parse(std::string_view text, long ticks_per_second) {
+  if (ticks_per_second <= 0) return std::nullopt;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so it ends at the
+  // last ')'.
+  const auto open = text.find(" (");
+  const auto close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return std::nullopt;
+  }
+  ProcessCpu out;
+  {
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + open, out.pid);
+    if (ec != std::errc{} || ptr != text.data() + open || out.pid <= 0) return std::nullopt;
+  }
+  out.comm = std::string(text.substr(open + 2, close - open - 2));
+  // Fields after comm, from field 3 (state): ppid is field 4, flags 9, utime 14, stime 15,
+  // starttime 22 (proc(5)).
+  std::string_view rest = text.substr(close + 1);
+  std::array<std::uint64_t, 23> field{};
+  for (int number = 3; number <= 22; ++number) {
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    const auto end = std::min(rest.find(' '), rest.size());
+    const std::string_view token = rest.substr(0, end);
+    if (token.empty()) return std::nullopt;
+    if (number != 3) {  // state is a letter
+      std::int64_t value = 0;  // some fields (priority, nice) may be negative
+      const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+      if (ec != std::errc{} || ptr != token.data() + token.size()) return std::nullopt;
+      field[static_cast<std::size_t>(number)] = static_cast<std::uint64_t>(value);
+    }
+    rest.remove_prefix(end);
+  }
+  if ((field[9] & kKernelThreadFlag) != 0) return std::nullopt;
+  out.parent_pid = static_cast<int>(field[4]);
+  out.start_ticks = field[22];
+  const auto hz = static_cast<std::uint64_t>(ticks_per_second);
+  out.cpu = ticks_to_ns(field[14] + field[15], hz);
+  return out;
+}
+
+std::vector<ProcessCpu> ProcessCpu::census() {
+  std::vector<ProcessCpu> out;
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string path = "/proc/" + name + "/stat";
+    const auto text = read_small_file(path.c_str());
+    if (!text) continue;  // exited meanwhile
+    if (auto process = parse(*text, hz)) out.push_back(std::move(*process));
+  }
+  return out;
+}
+
+std::vector<ProcessCpu> process_cpu_between(const std::vector<ProcessCpu>& before,
+                                            const std::vector<ProcessCpu>& after,
+                                            std::chrono::nanoseconds at_least) {
+  std::vector<ProcessCpu> out;
+  for (const ProcessCpu& now : after) {
+    const auto was = std::find_if(before.begin(), before.end(), [&](const ProcessCpu& p) {
+      return p.pid == now.pid && p.start_ticks == now.start_ticks;
+    });
+    ProcessCpu used = now;
+    if (was != before.end()) used.cpu = std::max(std::chrono::nanoseconds{0}, now.cpu - was->cpu);
+    if (used.cpu >= at_least && used.cpu.count() > 0) out.push_back(std::move(used));
+  }
+  std::sort(out.begin(), out.end(), [](const ProcessCpu& a, const ProcessCpu& b) {
+    return a.cpu != b.cpu ? a.cpu > b.cpu : a.pid < b.pid;
+  });
+  return out;
+}
 
 std::chrono::nanoseconds ThreadCpu::now() noexcept {
   timespec ts{};
@@ -213,18 +310,22 @@ MachineCpuReport make_machine_report(const MachineCpu& before, const MachineCpu&
 Result<MachineWindow> MachineWindow::start() {
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
   const int cpus = online > 0 ? static_cast<int>(online) : 1;
+  auto processes = ProcessCpu::census();
   auto at_start = MachineCpu::sample();
   if (!at_start) return at_start.error();
   // The clock is read right after /proc/stat, as in stop(), so both edges lag their read by
-  // the same amount.
-  return MachineWindow{std::chrono::steady_clock::now(), at_start.value(), cpus};
+  // the same amount; the processes are read just before it at both edges.
+  return MachineWindow{std::chrono::steady_clock::now(), at_start.value(), std::move(processes), cpus};
 }
 
 Result<MachineCpuReport> MachineWindow::stop() const {
+  const auto processes = ProcessCpu::census();
   auto now = MachineCpu::sample();
   if (!now) return now.error();
   const auto wall = std::chrono::steady_clock::now() - started_;
-  return make_machine_report(at_start_, now.value(), wall, cpus_);
+  MachineCpuReport report = make_machine_report(at_start_, now.value(), wall, cpus_);
+  report.processes = process_cpu_between(processes_at_start_, processes, std::chrono::milliseconds{1});
+  return report;
 }
 
 CpuReport make_cpu_report(std::uint64_t tuples, std::uint64_t bytes,

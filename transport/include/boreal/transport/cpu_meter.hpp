@@ -27,7 +27,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <boreal/transport/error.hpp>
 
@@ -106,6 +110,37 @@ struct MachineCpu {
   friend bool operator==(const MachineCpu&, const MachineCpu&) = default;
 };
 
+// One user-space process's CPU, from /proc/PID/stat: utime + stime cover every thread the
+// process has had, and the kernel scales them so their sum is the scheduler's exact run time
+// (only the unit, USER_HZ ticks, is coarse). /proc/PID/schedstat would be finer but covers one
+// thread. Used to tell a run's own CPU from other people's on a shared host
+// (docs/measurement.md §2).
+struct ProcessCpu {
+  int pid = 0;
+  int parent_pid = 0;
+  std::uint64_t start_ticks = 0;  // when it started, in ticks since boot: a pid reused in a
+                                  // window is a new process
+  std::string comm;               // its name, as the kernel keeps it (at most 15 bytes)
+  std::chrono::nanoseconds cpu{0};
+
+  // Parses one /proc/PID/stat text. nullopt when it does not parse or is a kernel thread
+  // (PF_KTHREAD in its flags): kernel threads work for every process, and stay in the
+  // machine's figure.
+  [[nodiscard]] static std::optional<ProcessCpu> parse(std::string_view proc_pid_stat_text,
+                                                       long ticks_per_second);
+  // Every user-space process's, from /proc/[0-9]*/stat; processes that exit while it reads
+  // are skipped. Costs a few hundred microseconds per hundred processes: for a window's
+  // edges, never per tuple.
+  [[nodiscard]] static std::vector<ProcessCpu> census();
+};
+
+// What each process of `after` used since `before`, largest first, leaving out those under
+// `at_least`. A pid that is not in `before`, or is there with another start time, started
+// inside the window: all its CPU counts. A process that exited inside the window is not seen.
+[[nodiscard]] std::vector<ProcessCpu> process_cpu_between(const std::vector<ProcessCpu>& before,
+                                                          const std::vector<ProcessCpu>& after,
+                                                          std::chrono::nanoseconds at_least);
+
 // What the machine did over one wall-clock window. All fields in CPU-seconds except
 // wall_s (seconds) and cpus.
 struct MachineCpuReport {
@@ -122,6 +157,9 @@ struct MachineCpuReport {
   double steal_s = 0;
   double idle_s = 0;    // idle + iowait (exact)
   double iowait_s = 0;  // the iowait part of idle_s
+  // The user-space processes that ran in the window (at least a millisecond each), with what
+  // each used: busy_cpu_s minus those that are not part of a run is that run's machine CPU.
+  std::vector<ProcessCpu> processes;
 
   // busy_cpu_s / wall_s; 0 for an empty window.
   [[nodiscard]] double cores_used() const noexcept {
@@ -141,9 +179,10 @@ struct MachineCpuReport {
                                                    int cpus) noexcept;
 
 // A wall-clock window over the whole machine: start() records the steady clock, the online
-// CPU count (sysconf(_SC_NPROCESSORS_ONLN)) and /proc/stat; stop() samples again and
-// reports. stop() leaves the window as it was, so calling it again reports a longer
-// window. A value type; any thread may call stop(). Each call reads /proc/stat once.
+// CPU count (sysconf(_SC_NPROCESSORS_ONLN)), /proc/stat and every user process's CPU
+// (ProcessCpu::census()); stop() samples again and reports. stop() leaves the window as it
+// was, so calling it again reports a longer window. A value type; any thread may call
+// stop(). Each call reads /proc/stat once and every /proc/PID/stat once.
 class MachineWindow {
  public:
   [[nodiscard]] static Result<MachineWindow> start();
@@ -153,11 +192,13 @@ class MachineWindow {
 
  private:
   MachineWindow(std::chrono::steady_clock::time_point started, MachineCpu at_start,
-                int cpus) noexcept
-      : started_(started), at_start_(at_start), cpus_(cpus) {}
+                std::vector<ProcessCpu> processes_at_start, int cpus) noexcept
+      : started_(started), at_start_(at_start), processes_at_start_(std::move(processes_at_start)),
+        cpus_(cpus) {}
 
   std::chrono::steady_clock::time_point started_;
   MachineCpu at_start_;
+  std::vector<ProcessCpu> processes_at_start_;
   int cpus_ = 1;
 };
 
