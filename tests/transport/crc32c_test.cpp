@@ -71,6 +71,29 @@ TEST(Crc32c, ChainingEqualsOneCallOverTheConcatenation) {
   }
 }
 
+TEST(Crc32c, CombiningTwoCrcsEqualsTheCrcOfTheConcatenation) {
+  std::vector<std::byte> data(70000);
+  std::uint32_t state = 12345;
+  for (auto& b : data) {
+    state = state * 1103515245u + 12345u;
+    b = static_cast<std::byte>(state >> 24);
+  }
+  const std::span<const std::byte> all(data);
+  for (const std::size_t cut : {0UL, 1UL, 7UL, 31UL, 32UL, 4096UL, 32768UL, 65535UL, 69999UL, 70000UL}) {
+    const auto a = all.first(cut);
+    const auto b = all.subspan(cut);
+    EXPECT_EQ(crc32c_combine(crc32c(a), crc32c(b), b.size()), crc32c(all)) << "cut at " << cut;
+  }
+  // Three pieces, folded left as a stream's content checksum is, frame by frame.
+  const std::uint32_t folded = crc32c_combine(
+      crc32c_combine(crc32c(all.first(100)), crc32c(all.subspan(100, 5000)), 5000),
+      crc32c(all.subspan(5100)), all.size() - 5100);
+  EXPECT_EQ(folded, crc32c(all));
+  // An empty b leaves a's CRC; an empty a gives b's.
+  EXPECT_EQ(crc32c_combine(0xDEADBEEFu, 0, 0), 0xDEADBEEFu);
+  EXPECT_EQ(crc32c_combine(0, crc32c(all), all.size()), crc32c(all));
+}
+
 TEST(Crc32c, StripedHardwarePathAgreesWithThePortableOneAtEverySizeAroundItsChunks) {
   if (!detail::crc32c_hw_available()) GTEST_SKIP() << "this CPU has no SSE4.2 crc32 instruction";
   const std::uint64_t seed = test_seed();

@@ -120,6 +120,26 @@ TEST(Frame, DataFrameRoundTrips) {
   expect_decodes_to(make_frame(want, pattern(48)), want);
 }
 
+TEST(Frame, HeaderFromThePayloadsCrcIsByteForByteTheSame) {
+  for (const std::uint32_t tuples : {0U, 1U, 3U, 256U}) {  // 256 × 16 bytes: the limit
+    const std::size_t bytes = std::size_t{tuples} * kLimits.tuple_bytes;
+    const auto payload = pattern(bytes);
+    FrameHeader header{.flags = static_cast<std::uint16_t>(kFlagData | (tuples == 0 ? kFlagEndOfStream : 0)), .stream_id = 7,
+                       .tuple_count = tuples, .sequence = 77};
+    header.payload_bytes = static_cast<std::uint32_t>(bytes);
+    RawHeader read{};
+    RawHeader derived{};
+    encode_header(header, payload, read);
+    encode_header_with_payload_crc(header, crc32c(payload), derived);
+    EXPECT_EQ(read, derived) << bytes << " bytes";
+    // A producer's wrong CRC seals a frame the receiver refuses.
+    encode_header_with_payload_crc(header, crc32c(payload) ^ 1u, derived);
+    const auto decoded = decode_header(derived, kLimits);
+    ASSERT_TRUE(decoded.has_value()) << decoded.error().describe();
+    EXPECT_FALSE(verify_checksum(decoded.value(), derived, payload).has_value()) << bytes << " bytes";
+  }
+}
+
 TEST(Frame, EndOfStreamWithZeroTuplesRoundTrips) {
   const FrameHeader want{.flags = kFlagData | kFlagEndOfStream, .stream_id = 7, .sequence = 9};
   expect_decodes_to(make_frame(want, {}), want);

@@ -31,10 +31,10 @@ ops::Batch* LinkWriter::open() {
   return &batch_;
 }
 
-void LinkWriter::commit(bool end) {
+void LinkWriter::commit(bool end, std::uint32_t payload_crc) {
   owner_.check();
   used_ = static_cast<std::uint32_t>(batch_.size());
-  commit_open(end ? transport::kFlagData | transport::kFlagEndOfStream : transport::kFlagData);
+  commit_open(end ? transport::kFlagData | transport::kFlagEndOfStream : transport::kFlagData, payload_crc);
   if (end) ended_ = true;
 }
 
@@ -87,8 +87,9 @@ std::size_t LinkWriter::write_rows(const std::byte* data, std::size_t rows) {
   return taken;
 }
 
-void LinkWriter::commit_open(std::uint16_t flags) {
+void LinkWriter::commit_open(std::uint16_t flags, std::optional<std::uint32_t> payload_crc) {
   const std::uint32_t bytes = used_ * tuple_bytes_;
+  claim_.payload_crc = payload_crc;
   link_->commit(claim_, used_, bytes, flags);
   tuples_ += used_;
   ++frames_;

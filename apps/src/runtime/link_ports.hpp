@@ -47,7 +47,9 @@ class RowTarget {
   // An empty batch of capacity_rows() to append to, or nullptr when back-pressured.
   [[nodiscard]] virtual ops::Batch* open() = 0;
   // Hands on the rows appended to the open batch; `end`: the stream ends with them.
-  virtual void commit(bool end) = 0;
+  // payload_crc: crc32c() of the batch's bytes, computed by the source as it passed over
+  // them (a link seals its frame with it rather than reading the rows again).
+  virtual void commit(bool end, std::uint32_t payload_crc) = 0;
   [[nodiscard]] virtual std::uint32_t capacity_rows() const = 0;
   // Progress of whatever is behind the target (a link's do_work()).
   virtual int do_work() = 0;
@@ -74,7 +76,7 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   // RowTarget (a source feeding only this link).
   [[nodiscard]] bool ready() const override;
   [[nodiscard]] ops::Batch* open() override;
-  void commit(bool end) override;
+  void commit(bool end, std::uint32_t payload_crc) override;
   [[nodiscard]] std::uint32_t capacity_rows() const override { return capacity_; }
   int do_work() override { return link_->do_work(); }
   [[nodiscard]] bool done() const override;
@@ -109,7 +111,8 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   bool open_claim();
   // Copies up to `rows` rows into frames while credit lasts; returns how many it took.
   std::size_t write_rows(const std::byte* data, std::size_t rows);
-  void commit_open(std::uint16_t flags);
+  // payload_crc: the source path's crc32c() of the rows; nullopt on the consume path.
+  void commit_open(std::uint16_t flags, std::optional<std::uint32_t> payload_crc = std::nullopt);
 
   LinkIdentity identity_;
   std::unique_ptr<transport::SendLink> link_;

@@ -137,8 +137,12 @@ bool SourceTask::open_batch(SteadyTime now) {
 }
 
 void SourceTask::commit(bool end) {
-  crc_ = transport::crc32c(batch_->bytes(), crc_);
-  target_.commit(end);
+  // The one pass over the rows: its CRC joins the stream's content checksum and seals the
+  // frame (RowTarget::commit), which need not read them again.
+  const auto bytes = batch_->bytes();
+  const std::uint32_t payload_crc = transport::crc32c(bytes);
+  crc_ = transport::crc32c_combine(crc_, payload_crc, bytes.size());
+  target_.commit(end, payload_crc);
   batch_ = nullptr;
   ++frames_;
   if (end) eos_committed_ = true;
@@ -252,7 +256,7 @@ ops::Batch* FanoutTarget::open() {
   return &batch_;
 }
 
-void FanoutTarget::commit(bool end) {
+void FanoutTarget::commit(bool end, std::uint32_t /*payload_crc: each consumer reads the rows anyway*/) {
   if (batch_.size() > 0) out_.consume(batch_);
   batch_.clear();
   if (end) out_.end();

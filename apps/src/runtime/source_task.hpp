@@ -118,7 +118,7 @@ class FanoutTarget final : public RowTarget {
 
   [[nodiscard]] bool ready() const override { return true; }
   [[nodiscard]] ops::Batch* open() override;
-  void commit(bool end) override;
+  void commit(bool end, std::uint32_t payload_crc) override;
   [[nodiscard]] std::uint32_t capacity_rows() const override {
     return static_cast<std::uint32_t>(batch_.capacity_rows());
   }

@@ -80,7 +80,7 @@ class BackupQueue {
     assert(open_claims_ > 0 && !eos_committed_);
     --open_claims_;
     const FrameHeader header = seal_frame(pool_.at(claim.slot), stream_id, tail_ + 1, tuple_count,
-                                          payload_bytes, flags, stats);
+                                          payload_bytes, flags, claim.payload_crc, stats);
     ring_[tail_ % ring_.size()] = {claim.slot,
                                    static_cast<std::uint32_t>(kFrameHeaderBytes + payload_bytes)};
     ++tail_;

@@ -1,5 +1,6 @@
 #include <boreal/transport/crc32c.hpp>
 
+#include <array>
 #include <cstring>
 
 #include "crc32c_impl.hpp"
@@ -123,6 +124,49 @@ std::uint32_t crc32c_portable(std::span<const std::byte> data, std::uint32_t crc
 }
 
 }  // namespace detail
+
+namespace {
+
+// Polynomials over GF(2) modulo the Castagnoli polynomial, in the CRC's reflected form: bit 31
+// is the coefficient of x^0, bit 0 that of x^31, and 0x82F63B78 is the polynomial less x^32.
+constexpr std::uint32_t kReflectedPoly = 0x82F63B78u;
+constexpr std::uint32_t kOne = 1u << 31;  // x^0
+
+// a · b mod P: for each term x^i of a (high bits first), add b · x^i, multiplying b by x one
+// step at a time (a right shift, reduced when x^31 overflows).
+constexpr std::uint32_t multiply_mod(std::uint32_t a, std::uint32_t b) noexcept {
+  std::uint32_t product = 0;
+  for (std::uint32_t term = kOne; term != 0 && a != 0; term >>= 1) {
+    if ((a & term) != 0) {
+      product ^= b;
+      a ^= term;
+    }
+    b = (b & 1u) != 0 ? (b >> 1) ^ kReflectedPoly : b >> 1;
+  }
+  return product;
+}
+
+// x^(2^k) mod P for k = 0..66 (8 · a 64-bit length needs 2^66): each the square of the one
+// before.
+constexpr std::array<std::uint32_t, 67> kPowersOfTwo = [] {
+  std::array<std::uint32_t, 67> powers{};
+  powers[0] = kOne >> 1;  // x^1
+  for (std::size_t k = 1; k < powers.size(); ++k) powers[k] = multiply_mod(powers[k - 1], powers[k - 1]);
+  return powers;
+}();
+
+}  // namespace
+
+std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b) noexcept {
+  // Appending b to a multiplies a's CRC by x^(8 · length_b) and adds b's; the pre- and
+  // post-inversions of the two CRCs cancel. x^(8n) is built from the binary digits of 8n.
+  std::uint32_t shift = kOne;
+  std::uint64_t bits = length_b;
+  for (std::size_t k = 3; bits != 0; bits >>= 1, ++k) {  // 8n = n << 3: start at x^(2^3)
+    if ((bits & 1u) != 0) shift = multiply_mod(kPowersOfTwo[k], shift);
+  }
+  return multiply_mod(shift, crc_a) ^ crc_b;
+}
 
 std::uint32_t crc32c(std::span<const std::byte> data, std::uint32_t crc) noexcept {
   // The branch is on a value fixed after the first call, so it predicts perfectly.

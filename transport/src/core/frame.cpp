@@ -108,9 +108,9 @@ std::string flags_problem(std::uint16_t flags) {
 
 }  // namespace
 
-void encode_header(FrameHeader header, std::span<const std::byte> payload,
-                   std::span<std::byte, kFrameHeaderBytes> out) noexcept {
-  assert(header.payload_bytes == payload.size());
+namespace {
+
+void encode_fields(const FrameHeader& header, std::span<std::byte, kFrameHeaderBytes> out) noexcept {
   std::byte* p = out.data();
   store_le(p + kMagicAt, header.magic);
   store_le(p + kVersionAt, header.version);
@@ -119,7 +119,24 @@ void encode_header(FrameHeader header, std::span<const std::byte> payload,
   store_le(p + kTupleCountAt, header.tuple_count);
   store_le(p + kSequenceAt, header.sequence);
   store_le(p + kPayloadBytesAt, header.payload_bytes);
-  store_le(p + kChecksumAt, header_checksum(out, payload));
+}
+
+}  // namespace
+
+void encode_header(FrameHeader header, std::span<const std::byte> payload,
+                   std::span<std::byte, kFrameHeaderBytes> out) noexcept {
+  assert(header.payload_bytes == payload.size());
+  encode_fields(header, out);
+  store_le(out.data() + kChecksumAt, header_checksum(out, payload));
+}
+
+void encode_header_with_payload_crc(FrameHeader header, std::uint32_t payload_crc,
+                                    std::span<std::byte, kFrameHeaderBytes> out) noexcept {
+  encode_fields(header, out);
+  const std::uint32_t checksum =
+      crc32c_combine(crc32c(std::span<const std::byte>(out).first<kChecksumAt>()), payload_crc,
+                     header.payload_bytes);
+  store_le(out.data() + kChecksumAt, checksum);
 }
 
 Result<FrameHeader> decode_header(std::span<const std::byte, kFrameHeaderBytes> in,

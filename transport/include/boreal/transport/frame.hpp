@@ -71,6 +71,10 @@ inline constexpr std::size_t kHelloPayloadBytes = 32;
 // out must have room for kFrameHeaderBytes; header.payload_bytes must equal payload.size().
 void encode_header(FrameHeader header, std::span<const std::byte> payload,
                    std::span<std::byte, kFrameHeaderBytes> out) noexcept;
+// The same bytes, from crc32c(payload) instead of the payload: for a producer that already
+// passed over the payload (crc32c_combine() joins the two without reading it again).
+void encode_header_with_payload_crc(FrameHeader header, std::uint32_t payload_crc,
+                                    std::span<std::byte, kFrameHeaderBytes> out) noexcept;
 
 // Reads and checks a header: magic, version, flags, stream id, payload length, tuple count
 // against the limits. Errors are ErrorCategory::protocol and name the field and its value.

@@ -61,6 +61,10 @@ struct SendOccupancy {
 struct Claim {
   std::span<std::byte> payload;
   std::uint32_t slot = 0;
+  // Set by a producer that computed crc32c() of the payload it committed while writing it:
+  // the pooled media then derive the frame's checksum from it (crc32c_combine) instead of
+  // reading the payload a second time. A wrong value makes the receiver refuse the frame.
+  std::optional<std::uint32_t> payload_crc;
 };
 
 // Receives each complete data frame during RecvLink::poll(). The view is valid only during
