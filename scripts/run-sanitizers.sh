@@ -37,6 +37,11 @@ root=$PWD
 #         sockets and timers far more than they compute.
 #   tsan  GCC at -O1 (clang builds it no faster: 15 s either way; TSan at -O0 runs too slowly
 #         for the tests that move frames between threads).
+# Each figure is one compile of that file's command from a configured sanitizer tree, with the
+# compiler and its -O flag swapped in and nothing else running:
+#   cmd=$(python3 -c 'import json; print(next(c["command"] for c in json.load(open(
+#         "build-asan/compile_commands.json")) if c["file"].endswith("metrics_server.cpp")))')
+#   cd build-asan && /usr/bin/time -f %e $cmd   # then edit the compiler and -O in $cmd
 # -g1 (line tables and inlined frames, no variables): stacks keep their files, lines and
 # inlined libfabric wrappers, which tests/sanitizers/lsan.supp matches, at a fraction of -g's
 # compile time. NDEBUG as in the RelWithDebInfo build CI tests, so that the same code is
