@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/read_file.hpp"
+
 namespace boreal::transport {
 namespace {
 
@@ -99,26 +101,6 @@ Result<std::string> read_proc_stat() {
   return text;
 }
 
-// A small /proc file's whole text, or nullopt (it vanished, or cannot be read).
-std::optional<std::string> read_small_file(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text;
-  std::array<char, 1024> chunk{};
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return std::nullopt;
-    }
-    text.append(chunk.data(), static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return text;
-}
-
 // PF_KTHREAD in /proc/PID/stat's flags (include/linux/sched.h).
 constexpr std::uint64_t kKernelThreadFlag = 0x00200000;
 
@@ -172,7 +154,7 @@ std::vector<ProcessCpu> ProcessCpu::census() {
     const std::string name = it->path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string path = "/proc/" + name + "/stat";
-    const auto text = read_small_file(path.c_str());
+    const auto text = detail::read_whole_file(path.c_str());
     if (!text) continue;  // exited meanwhile
     if (auto process = parse(*text, hz)) out.push_back(std::move(*process));
   }

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "core/read_file.hpp"
+
 namespace boreal::transport {
 namespace {
 
@@ -24,24 +26,8 @@ std::string_view trim(std::string_view s) noexcept {
   return s;
 }
 
-// The whole file, or nothing when it cannot be opened or read.
 std::optional<std::string> read_plain(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text;
-  std::array<char, 65536> chunk{};
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return std::nullopt;
-    }
-    text.append(chunk.data(), static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return text;
+  return detail::read_whole_file(path.c_str());
 }
 
 // zlib's gz* API, looked up by name at run time. gzFile is a pointer to an opaque struct.
