@@ -49,7 +49,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 # changed, not the measure. Pinned, the nodes' CPU idles alike in both kinds of run.
 ALL_CPUS = sorted(os.sched_getaffinity(0))
 NODE_CPUS = set(ALL_CPUS[:1])
-BURNER_CPUS = set(ALL_CPUS[1:]) or NODE_CPUS
+BURNER_CPUS = set(ALL_CPUS[1:])
 PF_KTHREAD = 0x00200000
 
 
@@ -143,6 +143,7 @@ def launch(where, label, sampler=None):
 
 
 class MachineCpu(unittest.TestCase):
+    @unittest.skipIf(len(ALL_CPUS) < 2, "needs two CPUs: one for the nodes, one for the burner")
     def test_other_load_is_left_out_and_an_outside_sampler_agrees(self):
         with tempfile.TemporaryDirectory(prefix="boreal-machine-cpu-") as where:
             # Quiet runs and runs beside the burner alternate, so that the machine's own drift
