@@ -65,11 +65,13 @@ TEST(NodeThreads, EachThreadWaitsItsOwnWayAndItsLinksSaySo) {
   EXPECT_EQ(threads[0]["wait"], "block");
   EXPECT_EQ(threads[1]["thread"], 1);
   EXPECT_EQ(threads[1]["wait"], "sleep");
-  // block never sleeps and sleep never blocks: each thread's statistics are its own.
+  // block never sleeps, and sleep blocks only after ten budgets with nothing to do (at the
+  // stream's start and end): each thread's statistics are its own.
   EXPECT_GT(threads[0]["wait_stats"]["blocks"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(threads[0]["wait_stats"]["sleeps"], 0);
-  EXPECT_GT(threads[1]["wait_stats"]["sleeps"].get<std::uint64_t>(), 0u);
-  EXPECT_EQ(threads[1]["wait_stats"]["blocks"], 0);
+  const auto sleeps = threads[1]["wait_stats"]["sleeps"].get<std::uint64_t>();
+  EXPECT_GT(sleeps, 100u);
+  EXPECT_LT(threads[1]["wait_stats"]["blocks"].get<std::uint64_t>(), sleeps / 10);
   EXPECT_GT(threads[0]["thread_cpu_s"].get<double>(), 0.0);
   EXPECT_GT(threads[1]["thread_cpu_s"].get<double>(), 0.0);
 

@@ -329,7 +329,7 @@ TEST_F(SleepWaitTest, SleepsTheComputedIntervalAndMeasuresOvershoot) {
   EXPECT_EQ(s.slept, 243us);
   EXPECT_EQ(s.sleep_overshoot, 14us);
   EXPECT_EQ(s.spins, 0u);
-  EXPECT_EQ(source_.arm_calls, 0);  // sleep never blocks on the waitable
+  EXPECT_EQ(source_.arm_calls, 0);  // not idle for 2 ms: it sleeps, never blocks
 }
 
 TEST_F(SleepWaitTest, OvershootEstimateFollowsTheTimerAndShortensTheNextSleep) {
@@ -358,6 +358,32 @@ TEST_F(SleepWaitTest, BelowTheMinimumSleepItRelaxesInstead) {
   EXPECT_EQ(wait.stats().spins, 1u);
   EXPECT_EQ(wait.stats().sleeps, 1u);
   EXPECT_EQ(wait.stats().slept, kMinSleep);
+}
+
+TEST_F(SleepWaitTest, AfterTenBudgetsWithNothingToDoItBlocksUntilWorkComes) {
+  BasicSleepWait<FakeClock> wait{sleep_config()};  // 200 µs budget: blocks after 2 ms idle
+  ASSERT_EQ(idle_before_block(sleep_config()), 2ms);
+  hints_.arrival_rate_hz = 0.0;  // each sleep is the budget
+  for (int i = 0; i < 11; ++i) wait.idle(0, source_, hints_);
+  // Ten sleeps reach 2 ms of idleness; the eleventh empty poll blocks (no deadline: kMaxBlock).
+  EXPECT_EQ(event_log(), concat({repeat(sleep_event(200us), 10), {"arm", wait_event(kMaxBlock), "disarm"}}));
+  EXPECT_EQ(wait.stats().blocks, 1u);
+  EXPECT_EQ(wait.stats().sleeps, 10u);
+  // Work ends the idle stretch: the next empty poll sleeps again.
+  event_log().clear();
+  wait.idle(3, source_, hints_);
+  wait.idle(0, source_, hints_);
+  EXPECT_EQ(event_log(), (std::vector<std::string>{sleep_event(200us)}));
+  // Idle again for 2 ms: a block waits only until the agent's deadline.
+  for (int i = 0; i < 9; ++i) wait.idle(0, source_, hints_);
+  event_log().clear();
+  hints_.deadline = FakeClock::now() + 5ms;
+  wait.idle(0, source_, hints_);
+  EXPECT_EQ(event_log(), (std::vector<std::string>{"arm", wait_event(5ms), "disarm"}));
+  // Ten 1-ms budgets: 10 ms.
+  WaitConfig slow = sleep_config();
+  slow.latency_budget = 1ms;
+  EXPECT_EQ(idle_before_block(slow), 10ms);
 }
 
 // ---- backoff ---------------------------------------------------------------------------
