@@ -422,8 +422,6 @@ TEST(BenchCommand, AContaminatedRunIsRepeatedOnceAndKeptWithItsReason) {
                        " bench --media tcp --waits block --rates 10k --repeats 1 --duration 0.5 "
                        "--warmup 0.1 --loops none --no-iperf --no-plots --out " + out_dir);
   ASSERT_EQ(out.status, 0) << out.text;
-  const std::string named = "burner (" + std::to_string(burner.pid()) + ") ";
-  EXPECT_NE(out.text.find("cores during the run (" + named), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("): contaminated, repeating it once\n"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find(" (contaminated again: kept)\n"), std::string::npos) << out.text;
   const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
@@ -433,8 +431,13 @@ TEST(BenchCommand, AContaminatedRunIsRepeatedOnceAndKeptWithItsReason) {
     EXPECT_GT(lines[i]["cores_used"]["other"].get<double>(), 0.05) << lines[i].dump();
     EXPECT_GT(lines[i]["cpu_us_per_tuple"]["machine_raw"].get<double>(),
               lines[i]["cpu_us_per_tuple"]["machine"].get<double>()) << lines[i].dump();
-    EXPECT_EQ(lines[i]["other_processes"][0].get<std::string>().rfind(named, 0), 0U) << lines[i].dump();
+    ASSERT_FALSE(lines[i]["other_processes"].empty()) << lines[i].dump();
   }
+  // The progress names the first run's largest other processes. The burner is usually the
+  // largest, but on a machine busy with other work (a build beside the tests) a niced burner
+  // gets little CPU: the run is contaminated all the same.
+  const std::string first = lines[1]["other_processes"][0].get<std::string>();
+  EXPECT_NE(out.text.find("cores during the run (" + first), std::string::npos) << out.text;
   EXPECT_EQ(lines[1]["bench"]["discarded"], "contaminated");
   EXPECT_FALSE(lines[2]["bench"].contains("discarded"));
   EXPECT_EQ(lines[2]["bench"]["repeated_after_other_cores"], lines[1]["cores_used"]["other"]);
