@@ -114,8 +114,10 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
   for (const NodeReport& report : nodes) all.push_back(&report);
   for (const NodeReport& report : nodes) {
     if (!report.machine || report.machine->wall_s <= 0) continue;
-    const MachineShare share = machine_share(*report.machine, all, report.host);
-    set_machine_figures(s, *report.machine, share);
+    const auto& m = *report.machine;
+    s.softirq_cores = m.softirq_s / m.wall_s;
+    const MachineShare share = machine_share(m, all, report.host);
+    set_machine_figures(s, m, share);
     s.cpu_us_per_event_machine = per_tuple_us(share.run_s, s.events_measured);
     if (s.cpu_us_per_event_machine > 0) s.events_per_core = 1e6 / s.cpu_us_per_event_machine;
     break;

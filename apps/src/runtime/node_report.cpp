@@ -411,11 +411,6 @@ RunSummary summarize(const RunConfig& config, const NodeReport& sender,
   s.syscalls_per_tuple_receiver = calls(receiver);
   s.cores_sender = sender.window_s > 0 ? sender.process_cpu_s / sender.window_s : 0.0;
   s.cores_receiver = receiver.window_s > 0 ? receiver.process_cpu_s / receiver.window_s : 0.0;
-  if (receiver.machine) {
-    const auto& m = *receiver.machine;
-    s.softirq_cores = m.wall_s > 0 ? m.softirq_s / m.wall_s : 0.0;
-    set_machine_figures(s, m, machine_share(m, {&sender, &receiver}, receiver.host));
-  }
   s.latency = receiver.latency;
   s.sender_wait = sender.wait_stats;
   s.receiver_wait = receiver.wait_stats;

@@ -254,7 +254,9 @@ struct RunSummary {
 // The commit this binary was built from (as of configure time), or "unknown".
 [[nodiscard]] std::string build_commit();
 
-// Builds the summary of a two-node run (and, through summarize_network, of any network).
+// Builds the two ends' part of a run's summary: counts, rates, checks and per-process
+// figures. The machine's figures need every node of the run and the final tuple count, so
+// summarize_network, its only caller, sets them once.
 [[nodiscard]] RunSummary summarize(const RunConfig& config, const NodeReport& sender,
                                    const NodeReport& receiver);
 // The summary of a network of any shape from every node's report: the "sender" figures sum
