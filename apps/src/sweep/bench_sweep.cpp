@@ -322,6 +322,14 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       }
       rate = point.offered(max_rate[run.group]);
     }
+    // One bench.jsonl line: the run's summary and where in the sweep it belongs.
+    auto write_line = [&](const RunSummary& summary, bool ok, const char* key, nlohmann::json value) {
+      auto line = to_json(summary);
+      line["bench"] = {{"medium", group.medium}, {"wait", run.wait}, {"rate_label", label},
+                       {"repeat", run.repeat + 1}, {"ok", ok}};
+      if (key != nullptr) line["bench"][key] = std::move(value);
+      jsonl << line.dump() << std::endl;
+    };
     std::vector<std::string> errors;
     BenchSample sample = run_bench_launch(options, base.value(), run, group, rate, errors);
     // Other people's load beside the run: its machine figure leaves them out, but they also
@@ -338,10 +346,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
         }
         *progress << "): contaminated, repeating it once\n";
       }
-      auto line = to_json(first);
-      line["bench"] = {{"medium", group.medium}, {"wait", run.wait}, {"rate_label", label},
-                       {"repeat", run.repeat + 1}, {"ok", sample.ok}, {"discarded", "contaminated"}};
-      jsonl << line.dump() << std::endl;
+      write_line(first, sample.ok, "discarded", "contaminated");
       errors.clear();
       sample = run_bench_launch(options, base.value(), run, group, rate, errors);
     }
@@ -374,12 +379,10 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
         *progress << "FAILED" << (errors.empty() ? std::string() : ": " + errors.front()) << '\n';
       }
     }
-    if (sample.summary) {
-      auto line = to_json(*sample.summary);
-      line["bench"] = {{"medium", group.medium}, {"wait", run.wait}, {"rate_label", label},
-                       {"repeat", run.repeat + 1}, {"ok", sample.ok}};
-      if (contaminated_first) line["bench"]["repeated_after_other_cores"] = *contaminated_first;
-      jsonl << line.dump() << std::endl;
+    if (sample.summary && contaminated_first) {
+      write_line(*sample.summary, sample.ok, "repeated_after_other_cores", *contaminated_first);
+    } else if (sample.summary) {
+      write_line(*sample.summary, sample.ok, nullptr, nullptr);
     }
     samples.push_back(std::move(sample));
   }
