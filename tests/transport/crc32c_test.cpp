@@ -89,6 +89,16 @@ TEST(Crc32c, CombiningTwoCrcsEqualsTheCrcOfTheConcatenation) {
       crc32c_combine(crc32c(all.first(100)), crc32c(all.subspan(100, 5000)), 5000),
       crc32c(all.subspan(5100)), all.size() - 5100);
   EXPECT_EQ(folded, crc32c(all));
+  // Frames of one length in a row reuse the power of x computed for the first (a per-thread
+  // cache); a different length between them must not be served the stale one.
+  for (const std::size_t length : {4096UL, 4096UL, 100UL, 4096UL, 4096UL}) {
+    for (const std::size_t at : {0UL, 9000UL}) {
+      const auto a = all.subspan(at, 64);
+      const auto b = all.subspan(at + 64, length);
+      EXPECT_EQ(crc32c_combine(crc32c(a), crc32c(b), length), crc32c(all.subspan(at, 64 + length)))
+          << "length " << length << " at " << at;
+    }
+  }
   // An empty b leaves a's CRC; an empty a gives b's.
   EXPECT_EQ(crc32c_combine(0xDEADBEEFu, 0, 0), 0xDEADBEEFu);
   EXPECT_EQ(crc32c_combine(0, crc32c(all), all.size()), crc32c(all));

@@ -160,12 +160,20 @@ constexpr std::array<std::uint32_t, 67> kPowersOfTwo = [] {
 std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b) noexcept {
   // Appending b to a multiplies a's CRC by x^(8 · length_b) and adds b's; the pre- and
   // post-inversions of the two CRCs cancel. x^(8n) is built from the binary digits of 8n.
-  std::uint32_t shift = kOne;
-  std::uint64_t bits = length_b;
-  for (std::size_t k = 3; bits != 0; bits >>= 1, ++k) {  // 8n = n << 3: start at x^(2^3)
-    if ((bits & 1u) != 0) shift = multiply_mod(kPowersOfTwo[k], shift);
+  // A sender's frames nearly all have one length, so each thread keeps the last x^(8n) and
+  // skips the ~log2(n) multiplications when the length repeats.
+  thread_local std::uint64_t last_length = 0;
+  thread_local std::uint32_t last_shift = kOne;
+  if (length_b != last_length) {
+    std::uint32_t shift = kOne;
+    std::uint64_t bits = length_b;
+    for (std::size_t k = 3; bits != 0; bits >>= 1, ++k) {  // 8n = n << 3: start at x^(2^3)
+      if ((bits & 1u) != 0) shift = multiply_mod(kPowersOfTwo[k], shift);
+    }
+    last_length = length_b;
+    last_shift = shift;
   }
-  return multiply_mod(shift, crc_a) ^ crc_b;
+  return multiply_mod(last_shift, crc_a) ^ crc_b;
 }
 
 std::uint32_t crc32c(std::span<const std::byte> data, std::uint32_t crc) noexcept {
