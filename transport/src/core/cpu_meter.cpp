@@ -70,35 +70,13 @@ std::string_view find_cpu_line(std::string_view text) noexcept {
   return {};
 }
 
+// Reads /proc/stat up to the end of its aggregate line: it comes first, and the rest
+// (per-CPU lines, an "intr" line of thousands of counters on large machines) is not needed.
 Result<std::string> read_proc_stat() {
-  constexpr const char* kPath = "/proc/stat";
-  const int fd = ::open(kPath, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    return fail(ErrorCategory::io, err, std::string{"cannot open "} + kPath + ": " +
-                                            std::strerror(err));
-  }
-  // /proc files report size 0: read until end of file. The whole file is a few KiB per CPU.
-  std::string text;
-  std::array<char, 8192> chunk{};
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return fail(ErrorCategory::io, err, std::string{"cannot read "} + kPath + ": " +
-                                              std::strerror(err));
-    }
-    text.append(chunk.data(), static_cast<std::size_t>(n));
-    // Stop once the aggregate line is complete: it comes first, and the rest (per-CPU lines,
-    // an "intr" line of thousands of counters on large machines) is not needed.
+  return detail::read_whole_file("/proc/stat", [](std::string_view text) {
     const std::string_view line = find_cpu_line(text);
-    if (!line.empty() && line.data() + line.size() < text.data() + text.size()) break;
-  }
-  ::close(fd);
-  return text;
+    return !line.empty() && line.data() + line.size() < text.data() + text.size();
+  });
 }
 
 // PF_KTHREAD in /proc/PID/stat's flags (include/linux/sched.h).
@@ -156,7 +134,7 @@ std::vector<ProcessCpu> ProcessCpu::census() {
     const std::string path = "/proc/" + name + "/stat";
     const auto text = detail::read_whole_file(path.c_str());
     if (!text) continue;  // exited meanwhile
-    if (auto process = parse(*text, hz)) out.push_back(std::move(*process));
+    if (auto process = parse(text.value(), hz)) out.push_back(std::move(*process));
   }
   return out;
 }

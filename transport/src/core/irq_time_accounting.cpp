@@ -27,7 +27,9 @@ std::string_view trim(std::string_view s) noexcept {
 }
 
 std::optional<std::string> read_plain(const std::string& path) {
-  return detail::read_whole_file(path.c_str());
+  auto text = detail::read_whole_file(path.c_str());
+  if (!text) return std::nullopt;
+  return std::move(text).value();
 }
 
 // zlib's gz* API, looked up by name at run time. gzFile is a pointer to an opaque struct.

@@ -7,15 +7,24 @@
 
 #include <array>
 #include <cerrno>
-#include <optional>
+#include <cstring>
 #include <string>
+#include <string_view>
+
+#include "boreal/transport/error.hpp"
 
 namespace boreal::transport::detail {
 
-// The whole file, or nullopt when it cannot be opened or read (a /proc/PID that exited).
-inline std::optional<std::string> read_whole_file(const char* path) {
+// The whole file, or an io error naming the path (a /proc/PID that exited cannot be opened).
+// `enough`, when given, is asked after every read whether the text so far is all the caller
+// needs, so a long file's head can be read without its tail.
+inline Result<std::string> read_whole_file(const char* path,
+                                           bool (*enough)(std::string_view) = nullptr) {
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) {
+    const int err = errno;
+    return fail(ErrorCategory::io, err, std::string{"cannot open "} + path + ": " + std::strerror(err));
+  }
   std::string text;
   std::array<char, 16384> chunk{};
   for (;;) {
@@ -23,10 +32,12 @@ inline std::optional<std::string> read_whole_file(const char* path) {
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
+      const int err = errno;
       ::close(fd);
-      return std::nullopt;
+      return fail(ErrorCategory::io, err, std::string{"cannot read "} + path + ": " + std::strerror(err));
     }
     text.append(chunk.data(), static_cast<std::size_t>(n));
+    if (enough != nullptr && enough(text)) break;
   }
   ::close(fd);
   return text;
