@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include <boreal/transport/block_wait.hpp>
 #include <boreal/transport/wait_clock.hpp>
@@ -82,15 +83,14 @@ class BasicSleepWait {
   void idle(int work, Waitable& source, const LoadHints& hints) {
     ++stats_.polls;
     if (work > 0) {
-      idle_ = false;
+      idle_since_.reset();
       return;
     }
     ++stats_.empty_polls;
     const auto now = Clock::now();
-    if (!idle_) {
-      idle_ = true;
+    if (!idle_since_) {
       idle_since_ = now;
-    } else if (now - idle_since_ >= idle_before_block(config_)) {
+    } else if (now - *idle_since_ >= idle_before_block(config_)) {
       // Whether it blocked or found work (or a passed deadline) while arming, the next poll
       // is due now.
       detail::block_once<Clock>(source, hints, stats_);
@@ -120,8 +120,8 @@ class BasicSleepWait {
   WaitStats stats_;
   std::chrono::nanoseconds overshoot_estimate_{0};
   bool primed_ = false;
-  bool idle_ = false;                       // the polls since idle_since_ found nothing
-  typename Clock::time_point idle_since_{};
+  // Set while polls find nothing: when the first of them was.
+  std::optional<typename Clock::time_point> idle_since_;
 };
 using SleepWait = BasicSleepWait<>;
 
