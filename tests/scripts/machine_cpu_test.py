@@ -44,9 +44,9 @@ DURATION_S = 4.0
 REPEATS = 5
 TICKS = os.sysconf("SC_CLK_TCK")
 # The nodes (and the launcher) on the first CPU, the burner on the others, in every run: a
-# (v)CPU that never idles makes the nodes' wake-ups on it cheaper. Beside an unpinned burner
-# the machine figure fell by up to 28 % here (tried at 0.2, 1 and 3 M tuples/s): the machine
-# changed, not the measure. Pinned, the nodes' CPU idles alike in both kinds of run.
+# (v)CPU that never idles makes the nodes' wake-ups on it cheaper: an earlier version of this
+# test, with the burner unpinned, saw the machine figure fall beside it (the machine changed,
+# not the measure). Pinned, the nodes' CPU idles alike in both kinds of run.
 ALL_CPUS = sorted(os.sched_getaffinity(0))
 NODE_CPUS = set(ALL_CPUS[:1])
 BURNER_CPUS = set(ALL_CPUS[1:])
