@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -58,9 +60,21 @@ struct RecordingSink final : FrameSink {
     crcs.push_back(crc32c(frame.payload));
     tuples += frame.header.tuple_count;
   }
+  // With take_crc, the sink makes the one pass over each payload and the link checks the
+  // frame against it; on call corrupt_call it flips a payload byte first.
+  std::optional<std::uint32_t> payload_crc(std::span<const std::byte> payload) override {
+    if (!take_crc) return std::nullopt;
+    if (++crc_calls == corrupt_call && !payload.empty()) {
+      *const_cast<std::byte*>(payload.data()) ^= std::byte{0x01};
+    }
+    return crc32c(payload);
+  }
   std::vector<std::uint64_t> sequences;
   std::vector<std::uint32_t> crcs;
   std::uint64_t tuples = 0;
+  bool take_crc = false;
+  std::uint64_t crc_calls = 0;
+  std::uint64_t corrupt_call = 0;  // 0 = never
 };
 
 // One sending and one receiving end of a link, with what they delivered.
@@ -257,6 +271,32 @@ TEST_P(FabricLinkTest, DeliversEveryFrameInOrderWithItsBytes) {
   EXPECT_EQ(recv_->stats().tuples, sent_tuples);
   EXPECT_EQ(send_->stats().frames, kFrames);
   EXPECT_EQ(send_->stats().tuples, sent_tuples);
+}
+
+// A sink that takes each payload's CRC is the frame check (one pass per payload at the
+// receiving end): frames arrive whole, and a byte flipped before the sink's pass (memory
+// corrupted after arrival) is refused as a corrupt frame, none of it delivered.
+TEST_P(FabricLinkTest, ASinkThatTakesEachPayloadsCrcIsTheFrameCheck) {
+  open(options(8, 2));
+  if (IsSkipped() || HasFatalFailure()) return;
+  sink_.take_crc = true;
+  sink_.corrupt_call = 31;
+  std::vector<std::uint32_t> sent_crcs;
+  const bool failed = drive_until([&] {
+    Claim claim;
+    while (sent_crcs.size() < 40 && send_->try_claim(claim) == SendStatus::ok) {
+      sent_crcs.push_back(fill_and_commit(*send_, claim, sent_crcs.size() + 1));
+    }
+    return recv_->state() == LinkState::failed;
+  });
+  ASSERT_TRUE(failed) << "received " << sink_.sequences.size() << ", link " << to_string(recv_->state());
+  ASSERT_NE(recv_->error(), nullptr);
+  EXPECT_NE(recv_->error()->describe().find("checksum mismatch"), std::string::npos)
+      << recv_->error()->describe();
+  EXPECT_EQ(sink_.crc_calls, 31u);
+  ASSERT_EQ(sink_.sequences.size(), 30u);
+  for (std::uint64_t i = 0; i < 30; ++i) ASSERT_EQ(sink_.sequences[i], i + 1);
+  EXPECT_EQ(sink_.crcs, std::vector<std::uint32_t>(sent_crcs.begin(), sent_crcs.begin() + 30));
 }
 
 // Large frames alternate with small ones. rxm sends a large message by rendezvous and a small

@@ -377,6 +377,23 @@ TEST(Frame, ChecksumCoversAnEmptyPayload) {
   EXPECT_TRUE(verify_checksum(header.value(), frame.header, {}).has_error());
 }
 
+// From a CRC of the payload taken by whoever read it (a check sink's one pass): the intact
+// payload's CRC verifies, any other is the same mismatch, and a changed header still shows.
+TEST(Frame, ChecksumVerifiesFromThePayloadsCrcWithoutReadingIt) {
+  Frame frame = data_frame(3);
+  const std::vector<std::byte> payload = frame.payload;
+  auto header = decode_header(frame.header, kLimits);
+  ASSERT_TRUE(header.has_value()) << header.error().describe();
+  EXPECT_TRUE(verify_checksum_from_crc(header.value(), frame.header, crc32c(payload)).has_value());
+  const auto wrong = verify_checksum_from_crc(header.value(), frame.header, crc32c(payload) ^ 0x100u);
+  ASSERT_TRUE(wrong.has_error());
+  EXPECT_EQ(wrong.error().message.rfind("checksum mismatch: frame says ", 0), 0u) << wrong.error().message;
+  frame.header[kSequenceAt] ^= std::byte{0x01};
+  header = decode_header(frame.header, kLimits);
+  ASSERT_TRUE(header.has_value());
+  EXPECT_TRUE(verify_checksum_from_crc(header.value(), frame.header, crc32c(payload)).has_error());
+}
+
 // ---- hello payload --------------------------------------------------------------------
 
 std::vector<std::byte> hello_bytes(const HelloPayload& hello) {

@@ -333,6 +333,66 @@ TEST(TcpLink, EndOfStreamFinishesBothEndsAndClosesTheSender) {
   EXPECT_TRUE(pair.listener->rejected().empty());
 }
 
+// One pass per payload at the receiving end: a sink that takes each payload's CRC (as a check
+// sink does) is the frame check. Every frame is checked against the sink's value and arrives
+// whole, and the sink's total is the sender's.
+TEST(TcpLink, ASinkThatTakesEachPayloadsCrcIsTheFrameCheck) {
+  const auto options = options_for(6, 16, 8 * 16, 16, 4);
+  Pair pair(options);
+  CheckingSink sink(16);
+  sink.take_crc = true;
+  CountingSource source(*pair.send, 100, 16, 8, 11);
+  ASSERT_TRUE(pump_until([&] { source.offer(); pair.step(sink); },
+                         [&] { return pair.recv->state() == LinkState::finished; }))
+      << (pair.recv->error() != nullptr ? pair.recv->error()->describe() : "no error");
+  EXPECT_EQ(sink.frames, 100u);
+  EXPECT_EQ(sink.payload_crc_calls, 100u);
+  EXPECT_EQ(sink.tuples, source.tuples_sent);
+  EXPECT_EQ(sink.crc, source.crc);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+}
+
+// The link checks the frame against the sink's CRC rather than reading the payload again: a
+// wrong answer refuses an intact frame.
+TEST(TcpLink, TheFrameIsCheckedAgainstTheSinksCrcNotASecondPass) {
+  const auto options = options_for(8, 16, 8 * 16, 16, 4);
+  Pair pair(options);
+  CheckingSink sink(16);
+  sink.take_crc = true;
+  sink.wrong_crc_call = 10;
+  CountingSource source(*pair.send, 100, 16, 8, 17);
+  ASSERT_TRUE(pump_until([&] { source.offer(); pair.step(sink); },
+                         [&] { return pair.recv->state() == LinkState::failed; }));
+  ASSERT_NE(pair.recv->error(), nullptr);
+  const std::string error = pair.recv->error()->describe();
+  EXPECT_NE(error.find("checksum mismatch"), std::string::npos) << error;
+  EXPECT_NE(error.find(" in frame 10"), std::string::npos) << error;
+  EXPECT_EQ(sink.frames, 9u);
+}
+
+// ...and so a byte corrupted after the frame arrived but before the sink's pass (where the
+// link's own check used to be) is caught by it: the frame is refused, named, and none of it
+// reaches the sink; the frames before it arrived whole.
+TEST(TcpLink, AByteCorruptedBeforeTheSinksPassIsRefusedAsACorruptFrame) {
+  const auto options = options_for(7, 16, 8 * 16, 16, 4);
+  Pair pair(options);
+  CheckingSink sink(16);
+  sink.take_crc = true;
+  sink.corrupt_payload_call = 40;
+  CountingSource source(*pair.send, 100, 16, 8, 13);
+  ASSERT_TRUE(pump_until([&] { source.offer(); pair.step(sink); },
+                         [&] { return pair.recv->state() == LinkState::failed; }));
+  ASSERT_NE(pair.recv->error(), nullptr);
+  const std::string error = pair.recv->error()->describe();
+  EXPECT_NE(error.find("checksum mismatch"), std::string::npos) << error;
+  EXPECT_NE(error.find(" in frame 40"), std::string::npos) << error;
+  EXPECT_EQ(sink.payload_crc_calls, 40u);
+  EXPECT_EQ(sink.frames, 39u);
+  EXPECT_EQ(sink.bad_tuples, 0u);
+  EXPECT_EQ(sink.bad_sequence_at, 0u);
+}
+
 TEST(TcpLink, ConnectToClosedPortFailsNamingTheAddressAfterTheTimeout) {
   EventLoop loop;
   // A port that was free a moment ago and has no listener now.

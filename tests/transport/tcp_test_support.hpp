@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -120,6 +121,25 @@ class CheckingSink final : public FrameSink {
     if ((frame.header.flags & kFlagEndOfStream) != 0) ++end_of_stream;
     if (frames == mark_frame) tuples_at_mark = tuples;
   }
+
+  // With take_crc set, the sink makes the one pass over each payload (as a check sink does)
+  // and the link checks the frame against it. corrupt_payload_call: on that call (counting
+  // from 1), flip a payload byte first, as memory corrupted between arrival and the pass.
+  std::optional<std::uint32_t> payload_crc(std::span<const std::byte> payload) override {
+    if (!take_crc) return std::nullopt;
+    ++payload_crc_calls;
+    if (payload_crc_calls == corrupt_payload_call && !payload.empty()) {
+      auto* byte = const_cast<std::byte*>(payload.data() + payload.size() / 2);
+      *byte ^= std::byte{0x10};
+    }
+    const std::uint32_t taken = crc32c(payload);
+    return payload_crc_calls == wrong_crc_call ? taken ^ 1u : taken;
+  }
+
+  bool take_crc = false;
+  std::uint64_t payload_crc_calls = 0;
+  std::uint64_t corrupt_payload_call = 0;  // 0 = never
+  std::uint64_t wrong_crc_call = 0;        // on this call, answer a wrong CRC (bytes intact)
 
   std::uint64_t frames = 0;
   std::uint64_t tuples = 0;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include <boreal/transport/crc32c.hpp>
+
+#include "runtime/sink_task.hpp"
 
 namespace boreal::runtime {
 
@@ -208,6 +211,13 @@ void LinkReader::on_frame(const transport::FrameView& frame) {
     }
   }
   if ((frame.header.flags & transport::kFlagEndOfStream) != 0) out_.end();
+}
+
+std::optional<std::uint32_t> LinkReader::payload_crc(std::span<const std::byte> payload) {
+  if (check_sinks_.empty()) return std::nullopt;
+  const std::uint32_t crc = transport::crc32c(payload);
+  for (SinkTask* sink : check_sinks_) sink->expect_payload(payload, crc);
+  return crc;
 }
 
 bool LinkReader::done() const noexcept {

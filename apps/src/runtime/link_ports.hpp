@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@
 #include "runtime/stream_fanout.hpp"
 
 namespace boreal::runtime {
+
+class SinkTask;
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
@@ -147,6 +150,11 @@ class LinkReader final : public transport::FrameSink {
   // Polls the link unless the stream is blocked downstream.
   int poll(SteadyTime now);
   void on_frame(const transport::FrameView& frame) override;
+  // With a check sink on the stream: the payload's CRC-32C, taken once for the link's frame
+  // check and handed to the sinks for their content checksum (one pass per payload).
+  std::optional<std::uint32_t> payload_crc(std::span<const std::byte> payload) override;
+  // A check sink this link's stream feeds on this node.
+  void add_check_sink(SinkTask* sink) { check_sinks_.push_back(sink); }
 
   [[nodiscard]] bool done() const noexcept;
   // On a restart: the checkpoint holds this stream's end. The reader ends its fan-out at the
@@ -184,6 +192,7 @@ class LinkReader final : public transport::FrameSink {
   std::uint64_t bytes_ = 0;
   std::chrono::nanoseconds blocked_{0};
   std::string payload_error_;
+  std::vector<SinkTask*> check_sinks_;
   OwnerThread owner_;
 };
 

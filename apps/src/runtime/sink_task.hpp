@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include <boreal/ops/box.hpp>
@@ -40,6 +41,15 @@ class SinkTask final : public ops::BatchConsumer {
 
   void consume(const ops::BatchView& batch) override;
   void end() override;
+  // A check sink's one pass per payload at the receiving end: the CRC-32C of `payload`,
+  // taken by the link reader for its frame check (LinkReader::payload_crc). When the next
+  // batch consumed is exactly those bytes, the content checksum folds this in
+  // (crc32c_combine) instead of reading them again; any other batch is read as before.
+  void expect_payload(std::span<const std::byte> payload, std::uint32_t crc) noexcept {
+    owner_.check();
+    expected_ = payload;
+    expected_crc_ = crc;
+  }
 
   [[nodiscard]] bool ended() const noexcept { return ended_; }
   [[nodiscard]] bool active() const noexcept { return tuples_ > 0 || ended_; }
@@ -78,6 +88,8 @@ class SinkTask final : public ops::BatchConsumer {
   std::unique_ptr<ops::LatencySink> latency_;
   ops::LatencyHistogram no_latency_;
   int seq_ = -1;  // offset of the i64 field "seq", or -1
+  std::span<const std::byte> expected_;  // expect_payload(): valid for the next batch only
+  std::uint32_t expected_crc_ = 0;
   std::uint64_t next_seq_ = 0;
   bool ended_ = false;
   OwnerThread owner_;

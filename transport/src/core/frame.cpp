@@ -74,6 +74,14 @@ std::uint32_t header_checksum(std::span<const std::byte, kFrameHeaderBytes> raw,
   return crc32c(payload, crc32c(raw.first<kChecksumAt>()));
 }
 
+Result<void> checksum_matches(const FrameHeader& header, std::uint32_t actual) {
+  if (actual != header.checksum) {
+    return protocol_error("checksum mismatch: frame says " + hex(header.checksum, 8) +
+                          ", payload gives " + hex(actual, 8));
+  }
+  return success();
+}
+
 const char* kind_name(std::uint16_t kind) noexcept {
   switch (kind) {
     case kFlagCredit:
@@ -215,12 +223,14 @@ Result<void> verify_checksum(const FrameHeader& header,
                              std::span<const std::byte, kFrameHeaderBytes> raw_header,
                              std::span<const std::byte> payload) {
   assert(header.payload_bytes == payload.size());
-  const std::uint32_t actual = header_checksum(raw_header, payload);
-  if (actual != header.checksum) {
-    return protocol_error("checksum mismatch: frame says " + hex(header.checksum, 8) +
-                          ", payload gives " + hex(actual, 8));
-  }
-  return success();
+  return checksum_matches(header, header_checksum(raw_header, payload));
+}
+
+Result<void> verify_checksum_from_crc(const FrameHeader& header,
+                                      std::span<const std::byte, kFrameHeaderBytes> raw_header,
+                                      std::uint32_t payload_crc) {
+  return checksum_matches(header, crc32c_combine(crc32c(raw_header.first<kChecksumAt>()),
+                                                 payload_crc, header.payload_bytes));
 }
 
 void encode_hello(const HelloPayload& hello, std::span<std::byte, kHelloPayloadBytes> out) noexcept {

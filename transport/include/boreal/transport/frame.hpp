@@ -86,6 +86,11 @@ void encode_header_with_payload_crc(FrameHeader header, std::uint32_t payload_cr
 [[nodiscard]] Result<void> verify_checksum(const FrameHeader& header,
                                            std::span<const std::byte, kFrameHeaderBytes> raw_header,
                                            std::span<const std::byte> payload);
+// The same, from crc32c() of the payload (header.payload_bytes long) taken by whoever read
+// it, without reading the payload again.
+[[nodiscard]] Result<void> verify_checksum_from_crc(
+    const FrameHeader& header, std::span<const std::byte, kFrameHeaderBytes> raw_header,
+    std::uint32_t payload_crc);
 
 void encode_hello(const HelloPayload& hello, std::span<std::byte, kHelloPayloadBytes> out) noexcept;
 [[nodiscard]] Result<HelloPayload> decode_hello(std::span<const std::byte> in);

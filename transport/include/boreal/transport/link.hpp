@@ -73,6 +73,16 @@ class FrameSink {
  public:
   virtual ~FrameSink() = default;
   virtual void on_frame(const FrameView& frame) = 0;
+  // One pass over each payload at the receiving end. A sink that takes the CRC-32C of every
+  // payload anyway (a check sink's content checksum) returns it here, and the link checks the
+  // frame's checksum against it (crc32c_combine) instead of reading the payload itself. Called
+  // for every complete data frame before on_frame(), also for a frame that then turns out to
+  // be corrupt (it never reaches on_frame(): the link fails, naming it) or a replayed
+  // duplicate (dropped). nullopt, the default: the link reads the payload itself.
+  virtual std::optional<std::uint32_t> payload_crc(std::span<const std::byte> payload) {
+    (void)payload;
+    return std::nullopt;
+  }
 };
 
 class SendLink {
