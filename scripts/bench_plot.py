@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots of a `boreal bench` sweep (media x wait modes x offered rates x tuple/batch sizes).
+"""Plots of a `boreal bench` sweep (media x wait modes x offered rates x sizes x streams).
 
 Input: the CSV `boreal bench --csv FILE` writes: '#' metadata lines (machine, commit, date,
 command), a header, one row per grid point. Numbers are medians over repeats, `X_min`/`X_max`
@@ -7,11 +7,14 @@ their spread; an empty cell means "not applicable". `rate_label` is idle, 1%, 10
 max (fractions of `max_rate`) or an absolute rate. Rows with ok_repeats == 0 are skipped.
 
 Output in --out DIR, each path printed on its own line; one subplot per (medium [+provider],
-tuple size, batch size), one line per wait mode, the metadata as every figure's footer:
+tuple size, batch size, streams), one line per wait mode, the metadata as every figure's footer:
   cpu_per_tuple.png        machine CPU-us per tuple against offered rate (max point at its
                            achieved rate; idle left out)
   p99_latency.png          p99 latency against offered rate, dashed line at the budget
   throughput_vs_cores.png  achieved tuples/s against cores used; idle marked on the x axis
+and, when the sweep ran several stream counts (`streams` column, `boreal bench --streams`),
+  cpu_per_tuple_vs_streams.png  machine CPU-us per tuple against streams into one node, one
+                           subplot per (medium, sizes, rate)
 
     python3 scripts/bench_plot.py bench.csv --out plots [--title "vm1, quick"]
 
@@ -112,9 +115,14 @@ def parse_metadata(meta):
     return {key: value.strip('"') for key, value in pairs}
 
 
+def streams_of(row):
+    """Streams into the receiving node (--streams); 1 in CSVs written before the column."""
+    return int(row.get("streams") or 1)
+
+
 def facet_key(row):
     medium = row["medium"] + (f" ({row['provider']})" if row["provider"] else "")
-    return (medium, int(row["tuple_bytes"] or 0), int(row["batch_bytes"] or 0))
+    return (medium, int(row["tuple_bytes"] or 0), int(row["batch_bytes"] or 0), streams_of(row))
 
 
 def format_bytes(n):
@@ -125,8 +133,10 @@ def format_bytes(n):
 
 
 def facet_title(key):
-    medium, tuple_bytes, batch_bytes = key
-    return f"{medium}, {format_bytes(tuple_bytes)} tuples, {format_bytes(batch_bytes)} frames"
+    medium, tuple_bytes, batch_bytes, streams = key[:4]
+    title = f"{medium}, {format_bytes(tuple_bytes)} tuples, {format_bytes(batch_bytes)} frames"
+    title += f", {streams} streams" if streams != 1 else ""
+    return title + (f", {key[4]}" if len(key) > 4 else "")
 
 
 def group_facets(rows):
@@ -216,6 +226,37 @@ def draw_cores(ax, rows, modes, cpus):
     ax.set(yscale="log", xlim=(0, cpus * 1.05), xlabel="machine cores used",
            ylabel="achieved tuples/s")
 
+
+def draw_against_streams(ax, rows, modes, _cpus):
+    """CPU per tuple against the number of streams into the node, at one rate label."""
+    for wait in modes:
+        points = sorted((r for r in rows if r["wait"] == wait and r["cpu_us_per_tuple"]),
+                        key=streams_of)
+        if points:
+            colour, marker, width = style(wait, modes)
+            ax.errorbar([streams_of(p) for p in points], [p["cpu_us_per_tuple"] for p in points],
+                        yerr=spread(points, "cpu_us_per_tuple"), color=colour, marker=marker,
+                        lw=width, ms=4, capsize=2, elinewidth=0.8)
+    ax.set(xscale="log", yscale="log", xlabel="streams into one node",
+           ylabel="machine CPU-µs per tuple")
+
+
+def stream_facets(rows):
+    """For a sweep over several stream counts: (medium, sizes, 1, rate label) -> rows of every
+    count at that rate; empty when the sweep had one count."""
+    if len({streams_of(r) for r in rows}) < 2:
+        return {}
+    facets = {}
+    for row in sorted(rows, key=rate_order):
+        if row["rate_label"] == "idle":
+            continue
+        key = facet_key(row)[:3] + (1, row["rate_label"])
+        facets.setdefault(key, []).append(row)
+    return facets
+
+
+STREAMS_FIGURE = ("cpu_per_tuple_vs_streams.png", "Machine CPU per tuple against streams into one node",
+                  draw_against_streams, [])
 
 # file name, title, how to draw one facet, legend entries beyond the wait modes
 FIGURES = [
@@ -401,6 +442,8 @@ def main(argv):
             raise PlotError(f"{args.out}: cannot create: {e.strerror}") from None
         for figure in FIGURES:
             print(render(plt, figure, facets, modes, max(cpus, 1), meta, args), flush=True)
+        if by_rate := stream_facets(rows):
+            print(render(plt, STREAMS_FIGURE, by_rate, modes, max(cpus, 1), meta, args), flush=True)
     except PlotError as e:
         print(f"bench_plot: {e}", file=sys.stderr)
         return 2

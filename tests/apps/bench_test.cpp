@@ -15,6 +15,10 @@
 #include "sweep/bench_plan.hpp"
 #include "sweep/bench_report.hpp"
 #include "sweep/bench_soak.hpp"
+#include "sweep/bench_streams.hpp"
+#include "spec/network_spec.hpp"
+
+#include <yaml-cpp/yaml.h>
 
 namespace boreal::runtime {
 namespace {
@@ -214,8 +218,8 @@ TEST(BenchReport, CsvLeavesPerTupleCellsOfIdleAndFailedPointsEmpty) {
   EXPECT_EQ(lines[0], "# boreal bench: host=h cpus=2 kernel=6.1 cpu=\"cpu\" commit=abc date=2026-11-23T00:00:00Z");
   EXPECT_EQ(lines[1], "# command: boreal bench --quick");
   EXPECT_EQ(lines[2].substr(0, 60), "medium,provider,wait,tuple_bytes,batch_bytes,rate_label,offe");
-  EXPECT_EQ(lines[3], "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0,,,");
-  EXPECT_EQ(lines[4], "tcp,,adaptive,64,32768,idle,0,1.1e+07,1,0,,,,,,,,,,,,,,,,,200,,,,,,,,,");
+  EXPECT_EQ(lines[3], "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0,,,,1");
+  EXPECT_EQ(lines[4], "tcp,,adaptive,64,32768,idle,0,1.1e+07,1,0,,,,,,,,,,,,,,,,,200,,,,,,,,,,1");
   EXPECT_EQ(lines[5].substr(0, 58), "tcp,,block,64,32768,50%,5.5e+06,1.1e+07,1,1,5.5e+06,5.5e+0");
 }
 
@@ -267,6 +271,102 @@ TEST(BenchReport, TheRecordedCommitIsTheSourceTreesAtBuildTime) {
   const std::string commit = head.text.substr(0, head.text.find('\n'));
   const auto clean = run(std::string("git -C ") + BOREAL_SOURCE_DIR + " diff --quiet HEAD --");
   EXPECT_EQ(build_commit(), clean.status == 0 ? commit : commit + "-dirty");
+}
+
+TEST(BenchGridCheck, StreamCountsAreOneTo1024AndNotForNetworkFiles) {
+  BenchGrid grid = small_grid();
+  grid.streams = {1, 0, 2000};
+  EXPECT_EQ(check(grid), (std::vector<std::string>{"--streams: counts must be 1 to 1024, got 0",
+                                                   "--streams: counts must be 1 to 1024, got 2000"}));
+  grid.streams = {1, 4};
+  EXPECT_TRUE(check(grid).empty());
+  grid.network = true;
+  EXPECT_EQ(check(grid), (std::vector<std::string>{
+                             "--streams: a --network file runs as written; --streams repeats a "
+                             "--file's source -> sink pair"}));
+  grid.network = false;
+  grid.media = {"tcp"};
+  // Each count is a group of its own: the fractions of the maximum are per count.
+  const auto all = groups(grid);
+  ASSERT_EQ(all.size(), 2U);
+  EXPECT_EQ(all[0].streams, 1U);
+  EXPECT_EQ(all[1].streams, 4U);
+  EXPECT_FALSE(all[0] == all[1]);
+}
+
+TEST(BenchStreams, RepeatsTheSourceSinkPairEachWithItsOwnSeedAndLinks) {
+  const std::string demo = test::read_file(std::string(BOREAL_EXAMPLES_DIR) + "/demo.yaml");
+  const auto yaml = many_streams_network(demo + "links:\n  - {stream: ticks, window: 32}\n", "demo.yaml", 3);
+  ASSERT_TRUE(yaml) << yaml.error().message;
+  EXPECT_EQ(yaml.value().rfind("# demo.yaml with its source -> sink pair repeated 3 times", 0), 0U);
+  const auto spec = parse_network(yaml.value(), "streams-3.yaml");
+  ASSERT_TRUE(spec) << spec.error().joined();
+  std::vector<std::string> boxes;
+  for (const auto& box : spec.value().boxes) boxes.push_back(box.name + ":" + box.type);
+  EXPECT_EQ(boxes, (std::vector<std::string>{"gen-0:source", "sink-0:sink", "gen-1:source",
+                                             "sink-1:sink", "gen-2:source", "sink-2:sink"}));
+  std::vector<std::string> streams;
+  for (const auto& stream : spec.value().streams) streams.push_back(stream.name);
+  EXPECT_EQ(streams, (std::vector<std::string>{"ticks-0", "ticks-1", "ticks-2"}));
+  const YAML::Node root = YAML::Load(yaml.value());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(root["boxes"][2 * i]["params"]["seed"].as<int>(), 1 + i);  // demo.yaml's seed is 1
+    EXPECT_EQ(root["links"][i]["stream"].as<std::string>(), "ticks-" + std::to_string(i));
+    EXPECT_EQ(root["links"][i]["window"].as<int>(), 32);
+  }
+}
+
+TEST(BenchStreams, RefusesAFileThatIsNotOneSourceSinkPairNamingIt) {
+  const std::string head =
+      "name: n\nnodes: [{name: a, address: \"tcp://127.0.0.1:1\"}]\nboxes:\n"
+      "  - {name: g, type: source, node: a, out: s}\n";
+  const std::string tail = " (like apps/examples/demo.yaml)";
+  auto refusal = [](const std::string& text) {
+    auto result = many_streams_network(text, "n.yaml", 2);
+    return result ? std::string("accepted") : result.error().message;
+  };
+  EXPECT_EQ(refusal(head + "  - {name: f, type: filter, node: a, in: s, out: t}\n"
+                           "  - {name: k, type: sink, node: a, in: t}\n"),
+            "--streams: n.yaml has a box of type 'filter' besides one source and one sink; "
+            "--streams repeats a file's one source -> sink pair" + tail);
+  EXPECT_EQ(refusal(head + "  - {name: k, type: sink, node: a, in: other}\n"),
+            "--streams: n.yaml has a sink that does not read the source's one stream; "
+            "--streams repeats a file's one source -> sink pair" + tail);
+  EXPECT_EQ(refusal(head), "--streams: n.yaml has no source or no sink box; "
+                           "--streams repeats a file's one source -> sink pair" + tail);
+}
+
+TEST(BenchCommand, ManyStreamsShareTheRateAndEachCountIsAGroup) {
+  TempDir dir;
+  const std::string out_dir = dir.file("out");
+  const auto out = run(std::string(BOREAL_BIN) +
+                       " bench --media tcp --waits block --rates 30k --streams 1,3 --repeats 1 "
+                       "--duration 0.3 --warmup 0.1 --loops none --contaminated keep --no-iperf "
+                       "--no-plots --out " + out_dir);
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("tcp 64B 3 streams block 30000"), std::string::npos) << out.text;
+  EXPECT_TRUE(std::filesystem::exists(out_dir + "/streams-3.yaml"));
+  const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
+  ASSERT_EQ(lines.size(), 3U);
+  EXPECT_EQ(lines[0]["grid"]["streams"], (nlohmann::json{1, 3}));
+  // Every source offers its share of the total.
+  EXPECT_EQ(lines[1]["offered_rate"], 30000.0);
+  EXPECT_EQ(lines[2]["offered_rate"], 10000.0);
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_TRUE(lines[i]["bench"]["ok"].get<bool>()) << lines[i].dump();
+    EXPECT_EQ(lines[i]["tuples_sent"], lines[i]["tuples_received"]);
+    EXPECT_EQ(lines[i]["lost"], 0);
+  }
+  std::size_t sinks = 0;
+  for (const auto& box : lines[2]["boxes"]) sinks += box["type"] == "sink" ? 1 : 0;
+  EXPECT_EQ(sinks, 3U);
+  // The CSV's last column is the stream count, one row per count.
+  std::istringstream in(test::read_file(out_dir + "/bench.csv"));
+  std::vector<std::string> last_cells;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') last_cells.push_back(line.substr(line.rfind(',') + 1));
+  }
+  EXPECT_EQ(last_cells, (std::vector<std::string>{"streams", "1", "3"}));
 }
 
 TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {

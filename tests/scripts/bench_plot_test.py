@@ -107,6 +107,30 @@ class PlotsFromFixture(unittest.TestCase):
             for name in names:
                 shutil.copy(os.path.join(out, name), KEEP_DIR)
 
+    def test_several_stream_counts_add_cpu_against_streams(self):
+        # The tcp rows once per stream count, with a `streams` column (boreal bench --streams):
+        # each count is its own facet in the rate plots, and a fourth figure has one subplot
+        # per rate with CPU per tuple against streams.
+        tcp = [r for r in fixture_rows() if r.startswith("tcp,")]
+        rows = [f"{r},{n}" for n in (1, 16, 64) for r in tcp]
+        csv_path = write(self.dir, "bench.csv", META + [HEADER + ",streams"] + rows)
+        out = os.path.join(self.dir, "plots")
+        result = run(csv_path, "--out", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        names = ["cpu_per_tuple.png", "p99_latency.png", "throughput_vs_cores.png",
+                 "cpu_per_tuple_vs_streams.png"]
+        self.assertEqual(result.stdout, "".join(os.path.join(out, n) + "\n" for n in names))
+        with open(os.path.join(out, names[-1]), "rb") as f:
+            self.assertEqual(f.read()[:8], b"\x89PNG\r\n\x1a\n")
+        bp = load_module()
+        _, parsed = bp.read_bench(csv_path)
+        facets = bp.stream_facets(parsed)
+        self.assertEqual(list(facets)[0], ("tcp", 64, 32768, 1, "1%"))
+        self.assertEqual(len(facets), 5)  # every rate but idle
+        self.assertEqual(sorted({bp.streams_of(r) for r in facets[("tcp", 64, 32768, 1, "max")]}),
+                         [1, 16, 64])
+        self.assertEqual(bp.facet_title(("tcp", 64, 32768, 16)), "tcp, 64 B tuples, 32 KiB frames, 16 streams")
+
     def expect_error(self, csv_path, message):
         result = run(csv_path, "--out", os.path.join(self.dir, "plots"))
         self.assertEqual((result.returncode, result.stdout, result.stderr),
@@ -224,8 +248,8 @@ class PureFunctions(unittest.TestCase):
     def test_facets_group_by_medium_provider_and_sizes(self):
         rows = self.rows + [dict(self.rows[0], batch_bytes=65536.0, line=99)]
         facets = self.bp.group_facets(rows)
-        self.assertEqual(list(facets), [("tcp", 64, 32768), ("tcp", 64, 65536),
-                                        ("fabric-msg (tcp;ofi_rxm)", 64, 32768)])
+        self.assertEqual(list(facets), [("tcp", 64, 32768, 1), ("tcp", 64, 65536, 1),
+                                        ("fabric-msg (tcp;ofi_rxm)", 64, 32768, 1)])
         self.assertEqual([len(v) for v in facets.values()], [18, 1, 18])
         self.assertEqual([self.bp.facet_title(k) for k in facets],
                          ["tcp, 64 B tuples, 32 KiB frames", "tcp, 64 B tuples, 64 KiB frames",

@@ -20,6 +20,11 @@ void BenchFlags::add_to(CLI::App& app) {
       ->delimiter(',')->group("Grid");
   app.add_option("--tuple-bytes", tuple_bytes, "Tuple sizes (default 64)")->delimiter(',')->group("Grid");
   app.add_option("--batch-bytes", batch_bytes, "Largest frame payloads (default 32768)")->delimiter(',')->group("Grid");
+  app.add_option("--streams", streams,
+                 "Streams into the receiving node, e.g. 1,16,64,256: the --file's source -> sink pair "
+                 "repeated (written as OUT/streams-N.yaml), the offered rate shared among them; each "
+                 "count has its own maximum (default 1)")
+      ->delimiter(',')->group("Grid");
   app.add_option("--repeats", repeats, "Runs per point; the table shows medians (default 3)")->group("Grid");
   app.add_option("--duration", duration_s, "Measured seconds per run (default 3)")->group("Grid");
   app.add_option("--warmup", warmup_s, "Unmeasured seconds before each run's measurement (default 1)")->group("Grid");
@@ -85,6 +90,7 @@ BenchGrid BenchFlags::grid(std::vector<std::string>& problems) const {
   }
   if (!tuple_bytes.empty() && !grid.network) grid.tuple_bytes = tuple_bytes;
   if (!batch_bytes.empty()) grid.batch_bytes = batch_bytes;
+  if (!streams.empty()) grid.streams = streams;
   if (repeats) grid.repeats = *repeats;
   if (duration_s) grid.duration = std::chrono::duration<double>(*duration_s);
   if (warmup_s) grid.warmup = std::chrono::duration<double>(*warmup_s);
@@ -155,6 +161,7 @@ SoakOptions soak_options(const BenchFlags& flags, std::vector<std::string>& prob
   grid.provider = flagged.provider;
   if (!flags.tuple_bytes.empty() || flagged.network) grid.tuple_bytes = flagged.tuple_bytes;
   if (!flags.batch_bytes.empty()) grid.batch_bytes = flagged.batch_bytes;
+  if (!flags.streams.empty()) problems.emplace_back("--streams: a soak runs the --file as written");
   // The run at max lasts a minute unless told: long enough to see a shared machine's slow
   // stretches (README "Soak"), which a few seconds at max do not.
   grid.duration = flags.duration_s ? flagged.duration : std::chrono::duration<double>(kSoakMaxSeconds);

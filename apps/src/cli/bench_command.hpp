@@ -20,7 +20,7 @@ using runtime::LoopPlan;
 struct BenchFlags {
   bool quick = false;
   std::vector<std::string> media, waits, rates, loops, loop_rates;
-  std::vector<std::uint32_t> tuple_bytes, batch_bytes;
+  std::vector<std::uint32_t> tuple_bytes, batch_bytes, streams;
   std::string provider;
   std::optional<int> repeats;
   std::optional<double> duration_s, warmup_s;

@@ -100,7 +100,9 @@ std::vector<BenchGroup> groups(const BenchGrid& grid) {
   std::vector<BenchGroup> out;
   for (const auto& medium : grid.media) {
     for (auto tuple : grid.tuple_bytes) {
-      for (auto batch : grid.batch_bytes) out.push_back({medium, tuple, batch});
+      for (auto batch : grid.batch_bytes) {
+        for (auto streams : grid.streams) out.push_back({medium, tuple, batch, streams});
+      }
     }
   }
   return out;
@@ -167,6 +169,14 @@ std::vector<std::string> check(const BenchGrid& grid) {
     for (auto size : grid.tuple_bytes) need(size > 0, "--tuple-bytes: sizes must be positive, got 0");
   }
   for (auto size : grid.batch_bytes) need(size > 0, "--batch-bytes: sizes must be positive, got 0");
+  need(!grid.streams.empty(), "--streams: give at least one count");
+  for (auto count : grid.streams) {
+    need(count >= 1 && count <= kMaxBenchStreams, "--streams: counts must be 1 to " +
+                                                      std::to_string(kMaxBenchStreams) + ", got " +
+                                                      std::to_string(count));
+  }
+  need(!grid.network || grid.streams == std::vector<std::uint32_t>{1},
+       "--streams: a --network file runs as written; --streams repeats a --file's source -> sink pair");
   return problems;
 }
 

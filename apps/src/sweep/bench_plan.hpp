@@ -1,9 +1,9 @@
 // `boreal bench`: the grid of a CPU-efficiency sweep and the order its runs take.
 //
-// A sweep runs every point of media × wait modes × offered rates × tuple sizes × frame sizes,
-// each `repeats` times, each run a `boreal launch` of the two-node demo network with a warm-up
+// A sweep runs every point of media × wait modes × offered rates × tuple sizes × frame sizes
+// × stream counts, each `repeats` times, each run a `boreal launch` of the two-node demo network with a warm-up
 // that is not measured. Rates are absolute (tuples/s) or fractions of the maximum measured in
-// the same sweep for that medium, tuple size and frame size: the "max" points run first, and
+// the same sweep for that medium, tuple size, frame size and stream count: the "max" points run first, and
 // the best wait mode's median is the maximum the fractions refer to.
 #pragma once
 
@@ -44,6 +44,9 @@ struct BenchGrid {
   std::vector<RatePoint> rates;
   std::vector<std::uint32_t> tuple_bytes;  // 0: as the file says (--network)
   std::vector<std::uint32_t> batch_bytes;
+  // --streams: runs with N streams from the sending node into the receiving one (the file's
+  // source -> sink pair repeated, bench_streams.hpp), the offered rate shared among them.
+  std::vector<std::uint32_t> streams{1};
   int repeats = 3;
   std::chrono::duration<double> duration{3.0};  // measured, per run
   std::chrono::duration<double> warmup{1.0};    // before it, not measured
@@ -55,11 +58,14 @@ struct BenchGrid {
 [[nodiscard]] BenchGrid quick_grid();
 [[nodiscard]] BenchGrid full_grid();
 
-// One medium, tuple size and frame size: the rates' fractions share its maximum.
+// One medium, tuple size, frame size and stream count: the rates' fractions share its
+// maximum (all its streams together).
 struct BenchGroup {
   std::string medium;
   std::uint32_t tuple_bytes = 0;
   std::uint32_t batch_bytes = 0;
+  std::uint32_t streams = 1;
+  bool operator==(const BenchGroup&) const = default;
 };
 
 // One run of the sweep.
@@ -81,6 +87,9 @@ inline constexpr std::size_t kCalibrationRun = static_cast<std::size_t>(-1);
 // Wall time one run takes on top of its warm-up and duration (process start, connect, drain).
 inline constexpr std::chrono::duration<double> kRunOverhead{0.7};
 [[nodiscard]] std::chrono::duration<double> estimate(const BenchGrid& grid, std::size_t runs);
+
+// The most streams --streams runs into one node (each is a connection and a sink).
+inline constexpr std::uint32_t kMaxBenchStreams = 1024;
 
 // Every problem of the grid at once (empty lists, a repeat count below 1, sizes of zero, an
 // unknown medium or wait mode), one message each.

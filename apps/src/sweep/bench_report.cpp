@@ -176,7 +176,7 @@ std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
          "receiver_cpu_us_per_tuple,cores,cores_min,cores_max,p50_us,p99_us,p99_us_min,"
          "p99_us_max,p999_us,latency_budget_us,syscalls_per_tuple,receiver_spin_share,"
          "receiver_sleep_share,receiver_block_share,receiver_switches_per_s,"
-         "sender_switches_per_s,events_per_s,cpu_us_per_event,events_per_core\n";
+         "sender_switches_per_s,events_per_s,cpu_us_per_event,events_per_core,streams\n";
   for (const auto& r : rows) {
     const bool idle = r.rate.kind == RatePoint::Kind::idle;
     const bool measured = r.ok_repeats > 0;
@@ -198,7 +198,7 @@ std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
         << any(r.receiver_sleep_share) << ',' << any(r.receiver_block_share) << ','
         << any(r.receiver_switches_per_s) << ',' << any(r.sender_switches_per_s) << ','
         << per_tuple(r.events_per_s.median) << ',' << per_tuple(r.cpu_us_per_event) << ','
-        << per_tuple(r.events_per_core) << '\n';
+        << per_tuple(r.events_per_core) << ',' << r.group.streams << '\n';
   }
   return out.str();
 }
@@ -208,8 +208,7 @@ namespace {
 const BenchRow* find_row(const std::vector<BenchRow>& rows, const BenchGroup& g,
                          const std::string& wait, const std::string& label) {
   for (const auto& r : rows) {
-    if (r.group.medium == g.medium && r.group.tuple_bytes == g.tuple_bytes &&
-        r.group.batch_bytes == g.batch_bytes && r.wait == wait && r.rate.label == label) {
+    if (r.group == g && r.wait == wait && r.rate.label == label) {
       return &r;
     }
   }
@@ -245,8 +244,7 @@ std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
   for (const auto& g : groups(grid)) {
     const BenchRow* any = nullptr;
     for (const auto& r : rows) {
-      if (r.group.medium == g.medium && r.group.tuple_bytes == g.tuple_bytes &&
-          r.group.batch_bytes == g.batch_bytes) {
+      if (r.group == g) {
         any = &r;
         break;
       }
@@ -256,7 +254,8 @@ std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
         << g.medium << (any->provider.empty() ? "" : " (" + any->provider + ")") << ", "
         << (grid.network ? std::string("the file's tuples")
                          : std::to_string(g.tuple_bytes) + "-byte tuples")
-        << ", " << g.batch_bytes << "-byte frames; "
+        << ", " << g.batch_bytes << "-byte frames"
+        << (g.streams > 1 ? ", " + std::to_string(g.streams) + " streams into one node" : "") << "; "
         << (any->max_rate > 0 ? "maximum " + fixed(any->max_rate / 1e6, 2) +
                                     (grid.network ? " M events/s" : " M tuples/s")
                               : std::string("maximum not measured"))

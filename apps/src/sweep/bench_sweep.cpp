@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sweep/bench_report.hpp"
+#include "sweep/bench_streams.hpp"
 #include "launch/launcher.hpp"
 
 extern char** environ;
@@ -169,13 +171,33 @@ std::string rate_text(std::optional<double> rate) {
   return text;
 }
 
+// The grid's file with its source -> sink pair repeated `count` times, written as
+// OUT/streams-COUNT.yaml and read back.
+transport::Result<NetworkSpec> write_streams_network(const std::string& file, std::uint32_t count,
+                                                     const std::string& out_dir) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return transport::fail(transport::ErrorCategory::io, errno, file + ": cannot read the file");
+  auto yaml = many_streams_network(text.str(), file, count);
+  if (!yaml) return std::move(yaml).error();
+  const std::string path = out_dir + "/streams-" + std::to_string(count) + ".yaml";
+  std::ofstream(path, std::ios::trunc) << yaml.value();
+  auto spec = load_network(path);
+  if (!spec) {
+    return transport::fail(transport::ErrorCategory::config, 0,
+                           "--streams: " + path + ": " + spec.error().joined());
+  }
+  return std::move(spec).value();
+}
+
 nlohmann::json grid_json(const BenchGrid& grid) {
   std::vector<std::string> rates;
   for (const auto& r : grid.rates) rates.push_back(r.label);
   return {{"file", grid.file},         {"network", grid.network}, {"media", grid.media},
           {"provider", grid.provider}, {"waits", grid.waits},
           {"rates", rates},            {"tuple_bytes", grid.tuple_bytes},
-          {"batch_bytes", grid.batch_bytes}, {"repeats", grid.repeats},
+          {"batch_bytes", grid.batch_bytes}, {"streams", grid.streams}, {"repeats", grid.repeats},
           {"duration_s", grid.duration.count()}, {"warmup_s", grid.warmup.count()},
           {"latency_budget_us", grid.latency_budget_us}};
 }
@@ -205,7 +227,8 @@ BenchSample run_bench_launch(const BenchOptions& options, const NetworkSpec& bas
   } else if (*rate == 0) {
     overrides.rate = "idle";
   } else {
-    std::snprintf(number, sizeof number, "%.0f", *rate);
+    // Every source offers its share: the streams together offer `rate`.
+    std::snprintf(number, sizeof number, "%.0f", *rate / static_cast<double>(std::max(group.streams, 1U)));
     overrides.rate = number;
   }
   overrides.duration_s = (grid.warmup + grid.duration).count();
@@ -216,7 +239,7 @@ BenchSample run_bench_launch(const BenchOptions& options, const NetworkSpec& bas
     return sample;
   }
   LaunchOptions launch_options;
-  launch_options.file = grid.file;
+  launch_options.file = base.file_name;  // the grid's file, or its --streams copy
   launch_options.forwarded = to_args(overrides);
   launch_options.free_ports = true;
   launch_options.executable = options.executable;
@@ -289,6 +312,20 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
                .dump()
         << std::endl;
 
+  // --streams: each count above one launches the file with its pair repeated, written
+  // beside the results so a run can be repeated by hand.
+  std::map<std::uint32_t, NetworkSpec> networks;
+  networks.emplace(1, base.value());
+  for (const std::uint32_t count : grid.streams) {
+    if (networks.contains(count)) continue;
+    auto written = write_streams_network(grid.file, count, options.out_dir);
+    if (!written) {
+      std::cerr << "bench: " << written.error().message << '\n';
+      return 2;
+    }
+    networks.emplace(count, std::move(written).value());
+  }
+
   const auto all_groups = groups(grid);
   std::vector<BenchSample> samples;
   std::vector<double> max_rate(all_groups.size(), -1.0);
@@ -331,7 +368,8 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       jsonl << line.dump() << std::endl;
     };
     std::vector<std::string> errors;
-    BenchSample sample = run_bench_launch(options, base.value(), run, group, rate, errors);
+    const NetworkSpec& network = networks.at(group.streams);
+    BenchSample sample = run_bench_launch(options, network, run, group, rate, errors);
     // Other people's load beside the run: its machine figure leaves them out, but they also
     // took CPU and caches from the nodes, so the run is repeated once (docs/measurement.md §2).
     std::optional<double> contaminated_first;
@@ -348,17 +386,18 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       }
       write_line(first, sample.ok, "discarded", "contaminated");
       errors.clear();
-      sample = run_bench_launch(options, base.value(), run, group, rate, errors);
+      sample = run_bench_launch(options, network, run, group, rate, errors);
     }
     if (!sample.ok) ++failures;
     if (progress != nullptr) {
       const Seconds spent = Clock::now() - start;
       const Seconds left = spent / static_cast<double>(i + 1) * static_cast<double>(total_runs - i - 1);
       char head[160];
-      std::snprintf(head, sizeof head, "[%3zu/%zu %s, ~%s left] %s %uB %s %s (%s) #%d: ", i + 1,
+      const std::string streams = group.streams > 1 ? " " + std::to_string(group.streams) + " streams" : "";
+      std::snprintf(head, sizeof head, "[%3zu/%zu %s, ~%s left] %s %uB%s %s %s (%s) #%d: ", i + 1,
                     total_runs, duration_text(spent).c_str(), duration_text(left).c_str(),
-                    group.medium.c_str(), group.tuple_bytes, run.wait.c_str(), label.c_str(),
-                    rate_text(rate).c_str(), run.repeat + 1);
+                    group.medium.c_str(), group.tuple_bytes, streams.c_str(), run.wait.c_str(),
+                    label.c_str(), rate_text(rate).c_str(), run.repeat + 1);
       *progress << head;
       if (sample.summary && sample.ok) {
         const auto& s = *sample.summary;
