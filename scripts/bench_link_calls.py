@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Where a `boreal bench` sweep's CPU per tuple goes on its links: per grid point (streams, wait
+mode, rate), the medians over its repeats of
+
+  tuples/frame   tuples per data frame the receiving ends delivered
+  reads/tuple    read calls of the receiving ends per tuple (tcp: read(); fabric: CQ reads)
+  empty/tuple    of those, the calls that found nothing (EAGAIN): polls of idle links
+  writes/tuple   write calls of the sending ends per tuple
+  syscalls/tuple the sender's and the receiver's counted system calls per tuple
+
+from OUT/bench.jsonl (every run's summary; runs marked "discarded" are left out), or a gzip
+of it (a name ending in .gz).
+
+    python3 scripts/bench_link_calls.py OUT/bench.jsonl [--rate 100000]
+
+A file that is not a bench.jsonl prints one line naming it to stderr and exits 2.
+"""
+
+import argparse
+import gzip
+import json
+import statistics
+import sys
+
+
+def points(lines):
+    """(streams, wait, rate label) -> list of per-run figures, in the order first seen."""
+    out = {}
+    for line in lines:
+        run = json.loads(line)
+        if run.get("kind") != "run" or "discarded" in run.get("bench", {}):
+            continue
+        bench = run["bench"]
+        streams = sum(1 for box in run.get("boxes", []) if box.get("type") == "sink") or 1
+        recv = [link["stats"] for link in run.get("links", []) if link.get("direction") == "recv"]
+        send = [link["stats"] for link in run.get("links", []) if link.get("direction") == "send"]
+        tuples = sum(s["tuples"] for s in recv)
+        frames = sum(s["frames"] for s in recv)
+        if tuples == 0:
+            continue
+        calls = run.get("syscalls_per_tuple", {})
+        out.setdefault((streams, bench["wait"], bench["rate_label"]), []).append({
+            "tuples/frame": tuples / max(frames, 1),
+            "reads/tuple": sum(s["read_calls"] for s in recv) / tuples,
+            "empty/tuple": sum(s["would_block"] for s in recv) / tuples,
+            "writes/tuple": sum(s["write_calls"] for s in send) / tuples,
+            "syscalls/tuple": calls.get("sender", 0) + calls.get("receiver", 0),
+        })
+    return out
+
+
+def table(by_point, rate=None):
+    columns = ["tuples/frame", "reads/tuple", "empty/tuple", "writes/tuple", "syscalls/tuple"]
+    rows = ["streams  wait      rate      " + "  ".join(f"{c:>14}" for c in columns)]
+    for (streams, wait, label), runs in sorted(by_point.items(), key=lambda kv: (kv[0][2], kv[0][0])):
+        if rate is not None and label != rate:
+            continue
+        medians = [statistics.median(r[c] for r in runs) for c in columns]
+        rows.append(f"{streams:>7}  {wait:<8}  {label:<8}  " +
+                    "  ".join(f"{m:>14.3f}" for m in medians))
+    return "\n".join(rows) + "\n"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("jsonl", help="OUT/bench.jsonl of a boreal bench sweep")
+    parser.add_argument("--rate", help="only this rate label (e.g. 100000, max)")
+    args = parser.parse_args(argv)
+    try:
+        opener = gzip.open if args.jsonl.endswith(".gz") else open
+        with opener(args.jsonl, "rt", encoding="utf-8") as f:
+            by_point = points(f)
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as e:
+        print(f"bench_link_calls: {args.jsonl}: not a readable bench.jsonl ({e})", file=sys.stderr)
+        return 2
+    if not by_point:
+        print(f"bench_link_calls: {args.jsonl}: no runs with tuples", file=sys.stderr)
+        return 2
+    sys.stdout.write(table(by_point, args.rate))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
