@@ -353,19 +353,25 @@ TEST(TcpLink, ASinkThatTakesEachPayloadsCrcIsTheFrameCheck) {
   EXPECT_EQ(sink.bad_sequence_at, 0u);
 }
 
+// Sends 100 frames to `sink`, which takes each payload's CRC, until the receiving end fails;
+// returns its error, or what went wrong instead.
+std::string error_when_refused(CheckingSink& sink, std::uint32_t stream_id, std::uint64_t seed) {
+  Pair pair(options_for(stream_id, 16, 8 * 16, 16, 4));
+  sink.take_crc = true;
+  CountingSource source(*pair.send, 100, 16, 8, seed);
+  if (!pump_until([&] { source.offer(); pair.step(sink); },
+                  [&] { return pair.recv->state() == LinkState::failed; })) {
+    return "the receiving end did not fail";
+  }
+  return pair.recv->error() != nullptr ? pair.recv->error()->describe() : "failed without an error";
+}
+
 // The link checks the frame against the sink's CRC rather than reading the payload again: a
 // wrong answer refuses an intact frame.
 TEST(TcpLink, TheFrameIsCheckedAgainstTheSinksCrcNotASecondPass) {
-  const auto options = options_for(8, 16, 8 * 16, 16, 4);
-  Pair pair(options);
   CheckingSink sink(16);
-  sink.take_crc = true;
   sink.wrong_crc_call = 10;
-  CountingSource source(*pair.send, 100, 16, 8, 17);
-  ASSERT_TRUE(pump_until([&] { source.offer(); pair.step(sink); },
-                         [&] { return pair.recv->state() == LinkState::failed; }));
-  ASSERT_NE(pair.recv->error(), nullptr);
-  const std::string error = pair.recv->error()->describe();
+  const std::string error = error_when_refused(sink, 8, 17);
   EXPECT_NE(error.find("checksum mismatch"), std::string::npos) << error;
   EXPECT_NE(error.find(" in frame 10"), std::string::npos) << error;
   EXPECT_EQ(sink.frames, 9u);
@@ -375,16 +381,9 @@ TEST(TcpLink, TheFrameIsCheckedAgainstTheSinksCrcNotASecondPass) {
 // link's own check used to be) is caught by it: the frame is refused, named, and none of it
 // reaches the sink; the frames before it arrived whole.
 TEST(TcpLink, AByteCorruptedBeforeTheSinksPassIsRefusedAsACorruptFrame) {
-  const auto options = options_for(7, 16, 8 * 16, 16, 4);
-  Pair pair(options);
   CheckingSink sink(16);
-  sink.take_crc = true;
   sink.corrupt_payload_call = 40;
-  CountingSource source(*pair.send, 100, 16, 8, 13);
-  ASSERT_TRUE(pump_until([&] { source.offer(); pair.step(sink); },
-                         [&] { return pair.recv->state() == LinkState::failed; }));
-  ASSERT_NE(pair.recv->error(), nullptr);
-  const std::string error = pair.recv->error()->describe();
+  const std::string error = error_when_refused(sink, 7, 13);
   EXPECT_NE(error.find("checksum mismatch"), std::string::npos) << error;
   EXPECT_NE(error.find(" in frame 40"), std::string::npos) << error;
   EXPECT_EQ(sink.payload_crc_calls, 40u);
