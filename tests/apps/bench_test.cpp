@@ -352,6 +352,8 @@ TEST(BenchCommand, ManyStreamsShareTheRateAndEachCountIsAGroup) {
   // Every source offers its share of the total.
   EXPECT_EQ(lines[1]["offered_rate"], 30000.0);
   EXPECT_EQ(lines[2]["offered_rate"], 10000.0);
+  EXPECT_EQ(lines[1]["bench"]["streams"], 1);
+  EXPECT_EQ(lines[2]["bench"]["streams"], 3);
   for (std::size_t i = 1; i < 3; ++i) {
     EXPECT_TRUE(lines[i]["bench"]["ok"].get<bool>()) << lines[i].dump();
     EXPECT_EQ(lines[i]["tuples_sent"], lines[i]["tuples_received"]);
@@ -367,6 +369,21 @@ TEST(BenchCommand, ManyStreamsShareTheRateAndEachCountIsAGroup) {
     if (!line.empty() && line[0] != '#') last_cells.push_back(line.substr(line.rfind(',') + 1));
   }
   EXPECT_EQ(last_cells, (std::vector<std::string>{"streams", "1", "3"}));
+}
+
+TEST(BenchCommand, StreamsOfAFileThatIsNotOnePairAreRefusedBeforeAnyRun) {
+  TempDir dir;
+  const std::string file = std::string(BOREAL_EXAMPLES_DIR) + "/pipeline.yaml";
+  const auto out = run(std::string(BOREAL_BIN) + " bench --file " + file +
+                       " --media tcp --waits block --rates 10k --streams 1,2 --repeats 1 "
+                       "--duration 0.3 --loops none --no-iperf --no-plots --out " + dir.file("out"));
+  EXPECT_EQ(out.status, 2);
+  EXPECT_EQ(out.text.rfind("bench: --streams: " + file + " has a box of type '", 0), 0U) << out.text;
+  EXPECT_NE(out.text.find("' besides one source and one sink; --streams repeats a file's one "
+                          "source -> sink pair (like apps/examples/demo.yaml)\n"),
+            std::string::npos)
+      << out.text;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out") + "/streams-2.yaml"));
 }
 
 TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {

@@ -292,6 +292,20 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
               << (ec ? ec.message() : std::strerror(errno)) << '\n';
     return 2;
   }
+  // --streams: each count above one launches the file with its pair repeated, written
+  // beside the results so a run can be repeated by hand.
+  std::map<std::uint32_t, NetworkSpec> networks;
+  networks.emplace(1, base.value());
+  for (const std::uint32_t count : grid.streams) {
+    if (networks.contains(count)) continue;
+    auto written = write_streams_network(grid.file, count, options.out_dir);
+    if (!written) {
+      std::cerr << "bench: " << written.error().message << '\n';
+      return 2;
+    }
+    networks.emplace(count, std::move(written).value());
+  }
+
   BenchMeta meta = describe_machine(options.command);
   std::ostream* progress = options.progress;
   if (progress != nullptr) {
@@ -311,20 +325,6 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
                           {"iperf3_cores", meta.iperf_cores ? nlohmann::json(*meta.iperf_cores) : nlohmann::json(nullptr)}}
                .dump()
         << std::endl;
-
-  // --streams: each count above one launches the file with its pair repeated, written
-  // beside the results so a run can be repeated by hand.
-  std::map<std::uint32_t, NetworkSpec> networks;
-  networks.emplace(1, base.value());
-  for (const std::uint32_t count : grid.streams) {
-    if (networks.contains(count)) continue;
-    auto written = write_streams_network(grid.file, count, options.out_dir);
-    if (!written) {
-      std::cerr << "bench: " << written.error().message << '\n';
-      return 2;
-    }
-    networks.emplace(count, std::move(written).value());
-  }
 
   const auto all_groups = groups(grid);
   std::vector<BenchSample> samples;
@@ -363,7 +363,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     auto write_line = [&](const RunSummary& summary, bool ok, const char* key, nlohmann::json value) {
       auto line = to_json(summary);
       line["bench"] = {{"medium", group.medium}, {"wait", run.wait}, {"rate_label", label},
-                       {"repeat", run.repeat + 1}, {"ok", ok}};
+                       {"streams", group.streams}, {"repeat", run.repeat + 1}, {"ok", ok}};
       if (key != nullptr) line["bench"][key] = std::move(value);
       jsonl << line.dump() << std::endl;
     };
