@@ -296,7 +296,10 @@ TEST(BenchGridCheck, StreamCountsAreOneTo1024AndNotForNetworkFiles) {
 
 TEST(BenchStreams, RepeatsTheSourceSinkPairEachWithItsOwnSeedAndLinks) {
   const std::string demo = test::read_file(std::string(BOREAL_EXAMPLES_DIR) + "/demo.yaml");
-  const auto yaml = many_streams_network(demo + "links:\n  - {stream: ticks, window: 32}\n", "demo.yaml", 3);
+  const std::string text = demo + "links:\n  - {stream: ticks, window: 32}\n";
+  const auto base = parse_network(text, "demo.yaml");
+  ASSERT_TRUE(base) << base.error().joined();
+  const auto yaml = many_streams_network(base.value(), text, 3);
   ASSERT_TRUE(yaml) << yaml.error().message;
   EXPECT_EQ(yaml.value().rfind("# demo.yaml with its source -> sink pair repeated 3 times", 0), 0U);
   const auto spec = parse_network(yaml.value(), "streams-3.yaml");
@@ -318,19 +321,23 @@ TEST(BenchStreams, RepeatsTheSourceSinkPairEachWithItsOwnSeedAndLinks) {
 
 TEST(BenchStreams, RefusesAFileThatIsNotOneSourceSinkPairNamingIt) {
   const std::string head =
-      "name: n\nnodes: [{name: a, address: \"tcp://127.0.0.1:1\"}]\nboxes:\n"
-      "  - {name: g, type: source, node: a, out: s}\n";
+      "name: n\nschemas: {t: [{seq: i64}]}\nnodes: [{name: a, address: \"tcp://127.0.0.1:1\"}]\n"
+      "boxes:\n  - {name: g, type: source, node: a, out: s, schema: t}\n";
   const std::string tail = " (like apps/examples/demo.yaml)";
+  // Each file is a network parse_network() accepts: the pair is checked on the spec.
   auto refusal = [](const std::string& text) {
-    auto result = many_streams_network(text, "n.yaml", 2);
+    const auto spec = parse_network(text, "n.yaml");
+    if (!spec) return "not parsed: " + spec.error().joined();
+    auto result = many_streams_network(spec.value(), text, 2);
     return result ? std::string("accepted") : result.error().message;
   };
-  EXPECT_EQ(refusal(head + "  - {name: f, type: filter, node: a, in: s, out: t}\n"
+  EXPECT_EQ(refusal(head + "  - {name: f, type: filter, node: a, in: s, out: t, params: {predicate: \"seq > 0\"}}\n"
                            "  - {name: k, type: sink, node: a, in: t}\n"),
             "--streams: n.yaml has a box of type 'filter' besides one source and one sink; "
             "--streams repeats a file's one source -> sink pair" + tail);
-  EXPECT_EQ(refusal(head + "  - {name: k, type: sink, node: a, in: other}\n"),
-            "--streams: n.yaml has a sink that does not read the source's one stream; "
+  EXPECT_EQ(refusal(head + "  - {name: k, type: sink, node: a, in: s}\n"
+                           "  - {name: l, type: sink, node: a, in: s}\n"),
+            "--streams: n.yaml has a box of type 'sink' besides one source and one sink; "
             "--streams repeats a file's one source -> sink pair" + tail);
   EXPECT_EQ(refusal(head), "--streams: n.yaml has no source or no sink box; "
                            "--streams repeats a file's one source -> sink pair" + tail);

@@ -1055,7 +1055,7 @@ SpecResult<NetworkSpec> parse_network(std::string_view yaml_text, std::string_vi
   return Parser(file_name).run(yaml_text);
 }
 
-SpecResult<NetworkSpec> load_network(const std::string& path) {
+SpecResult<std::string> read_network_file(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   std::string text;
   int error = file == nullptr ? errno : 0;
@@ -1070,7 +1070,13 @@ SpecResult<NetworkSpec> load_network(const std::string& path) {
     return boost::outcome_v2::failure(
         SpecErrors{{path + ": cannot read the file: " + std::strerror(error)}});
   }
-  return parse_network(text, path);
+  return text;
+}
+
+SpecResult<NetworkSpec> load_network(const std::string& path) {
+  auto text = read_network_file(path);
+  if (!text) return std::move(text).error();
+  return parse_network(text.value(), path);
 }
 
 SpecResult<void> validate_runnable(const NetworkSpec& spec) {

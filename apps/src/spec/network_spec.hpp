@@ -307,7 +307,9 @@ struct NetworkSpec {
 // Parses and checks a network. `file_name` prefixes every message.
 [[nodiscard]] SpecResult<NetworkSpec> parse_network(std::string_view yaml_text,
                                                     std::string_view file_name);
-// Reads `path` and parses it; an unreadable file is one error naming the path.
+// The text of `path`; an unreadable file is one error naming the path.
+[[nodiscard]] SpecResult<std::string> read_network_file(const std::string& path);
+// Reads `path` and parses it (read_network_file(), then parse_network()).
 [[nodiscard]] SpecResult<NetworkSpec> load_network(const std::string& path);
 
 // What a run needs once the flags' overrides are applied (check, run and launch call it): an

@@ -10,69 +10,56 @@ namespace {
 using transport::ErrorCategory;
 using transport::fail;
 
-// A box's one stream in `key` (in or out): a scalar or a one-element list; empty otherwise.
-std::string single_stream(const YAML::Node& box, const char* key) {
-  const YAML::Node value = box[key];
-  if (value.IsScalar()) return value.as<std::string>();
-  if (value.IsSequence() && value.size() == 1 && value[0].IsScalar()) return value[0].as<std::string>();
+// The entry of `boxes` (a YAML list) named `name`; parse_network() accepted the file, so it is
+// there.
+YAML::Node box_named(const YAML::Node& boxes, const std::string& name) {
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (boxes[i]["name"].as<std::string>("") == name) return boxes[i];
+  }
   return {};
 }
 
 }  // namespace
 
-transport::Result<std::string> many_streams_network(const std::string& file_text,
-                                                    const std::string& file_name,
+transport::Result<std::string> many_streams_network(const NetworkSpec& spec,
+                                                    const std::string& file_text,
                                                     std::uint32_t streams) {
   auto refuse = [&](const std::string& why) {
     return fail(ErrorCategory::config, 0,
-                "--streams: " + file_name + " " + why +
+                "--streams: " + spec.file_name + " " + why +
                     "; --streams repeats a file's one source -> sink pair (like apps/examples/demo.yaml)");
   };
-  YAML::Node root;
-  try {
-    root = YAML::Load(file_text);
-  } catch (const YAML::Exception& error) {
-    return refuse("is not YAML: " + error.msg);
-  }
-  const YAML::Node boxes = root["boxes"];
-  if (!boxes || !boxes.IsSequence()) return refuse("has no list of boxes");
-  YAML::Node source;
-  YAML::Node sink;
-  bool have_source = false;
-  bool have_sink = false;
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    const YAML::Node box = boxes[i];
-    const std::string type = box["type"] ? box["type"].as<std::string>("") : "";
-    if (type == "source" && !have_source) {
-      source = box;
-      have_source = true;
-    } else if (type == "sink" && !have_sink) {
-      sink = box;
-      have_sink = true;
+  const BoxSpec* source = nullptr;
+  const BoxSpec* sink = nullptr;
+  for (const BoxSpec& box : spec.boxes) {
+    if (box.type == "source" && source == nullptr) {
+      source = &box;
+    } else if (box.type == "sink" && sink == nullptr) {
+      sink = &box;
     } else {
-      return refuse("has a box of type '" + type + "' besides one source and one sink");
+      return refuse("has a box of type '" + box.type + "' besides one source and one sink");
     }
   }
-  if (!have_source || !have_sink) return refuse("has no source or no sink box");
-  const std::string stream = single_stream(source, "out");
-  if (stream.empty() || single_stream(sink, "in") != stream) {
+  if (source == nullptr || sink == nullptr) return refuse("has no source or no sink box");
+  if (source->outputs.size() != 1 || sink->inputs != source->outputs) {
     return refuse("has a sink that does not read the source's one stream");
   }
-  const std::string source_name = source["name"].as<std::string>("source");
-  const std::string sink_name = sink["name"].as<std::string>("sink");
-  const YAML::Node params = source["params"];
-  const long long seed = params && params["seed"] ? params["seed"].as<long long>(1) : 1;
+  const std::string& stream = source->outputs.front();
+  const auto seed = static_cast<long long>(source->source ? source->source->seed : 1);
 
+  YAML::Node root = YAML::Load(file_text);
+  const YAML::Node source_yaml = box_named(root["boxes"], source->name);
+  const YAML::Node sink_yaml = box_named(root["boxes"], sink->name);
   YAML::Node copies(YAML::NodeType::Sequence);
   for (std::uint32_t i = 0; i < streams; ++i) {
     const std::string suffix = "-" + std::to_string(i);
-    YAML::Node s = YAML::Clone(source);
-    s["name"] = source_name + suffix;
+    YAML::Node s = YAML::Clone(source_yaml);
+    s["name"] = source->name + suffix;
     s["out"] = stream + suffix;
     s["params"]["seed"] = seed + static_cast<long long>(i);
     copies.push_back(s);
-    YAML::Node k = YAML::Clone(sink);
-    k["name"] = sink_name + suffix;
+    YAML::Node k = YAML::Clone(sink_yaml);
+    k["name"] = sink->name + suffix;
     k["in"] = stream + suffix;
     copies.push_back(k);
   }
@@ -95,7 +82,7 @@ transport::Result<std::string> many_streams_network(const std::string& file_text
   }
   YAML::Emitter out;
   out << root;
-  return "# " + file_name + " with its source -> sink pair repeated " + std::to_string(streams) +
+  return "# " + spec.file_name + " with its source -> sink pair repeated " + std::to_string(streams) +
          " times (boreal bench --streams)\n" + out.c_str() + "\n";
 }
 

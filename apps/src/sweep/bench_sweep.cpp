@@ -15,7 +15,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -173,13 +172,11 @@ std::string rate_text(std::optional<double> rate) {
 
 // The grid's file with its source -> sink pair repeated `count` times, written as
 // OUT/streams-COUNT.yaml and read back.
-transport::Result<NetworkSpec> write_streams_network(const std::string& file, std::uint32_t count,
+transport::Result<NetworkSpec> write_streams_network(const NetworkSpec& base,
+                                                     const std::string& file_text,
+                                                     std::uint32_t count,
                                                      const std::string& out_dir) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return transport::fail(transport::ErrorCategory::io, errno, file + ": cannot read the file");
-  auto yaml = many_streams_network(text.str(), file, count);
+  auto yaml = many_streams_network(base, file_text, count);
   if (!yaml) return std::move(yaml).error();
   const std::string path = out_dir + "/streams-" + std::to_string(count) + ".yaml";
   std::ofstream(path, std::ios::trunc) << yaml.value();
@@ -266,7 +263,12 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     for (const auto& p : problems) std::cerr << "bench: " << p << '\n';
     return 2;
   }
-  const auto base = load_network(grid.file);
+  const auto file_text = read_network_file(grid.file);
+  if (!file_text) {
+    std::cerr << file_text.error().joined() << '\n';
+    return 2;
+  }
+  const auto base = parse_network(file_text.value(), grid.file);
   if (!base) {
     std::cerr << base.error().joined() << '\n';
     return 2;
@@ -298,7 +300,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   networks.emplace(1, base.value());
   for (const std::uint32_t count : grid.streams) {
     if (networks.contains(count)) continue;
-    auto written = write_streams_network(grid.file, count, options.out_dir);
+    auto written = write_streams_network(base.value(), file_text.value(), count, options.out_dir);
     if (!written) {
       std::cerr << "bench: " << written.error().message << '\n';
       return 2;
