@@ -321,7 +321,18 @@ TEST(Frame, TupleCountIsNotCheckedWhenTheTupleSizeIsUnknown) {
 
 TEST(Frame, RejectsCreditFrameWithPayload) {
   expect_protocol_error(decode_header(raw_header(kFlagCredit, 7, 0, 8), kLimits),
-                        "credit frame has payload length 8 and tuple count 0 (expected 0 and 0)");
+                        "credit frame has payload length 8 (expected 0)");
+}
+
+TEST(Frame, ACreditFramesTupleCountIsThePickupReport) {
+  const auto h = decode_header(raw_header(kFlagCredit, 7, 38, 0), kLimits);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h.value().tuple_count, 38U);
+  // Microseconds rounded up, at least 1 (0 means "no report").
+  EXPECT_EQ(encode_pickup_report(std::chrono::nanoseconds{37'001}), 38U);
+  EXPECT_EQ(encode_pickup_report(std::chrono::nanoseconds{38'000}), 38U);
+  EXPECT_EQ(encode_pickup_report(std::chrono::nanoseconds{0}), 1U);
+  EXPECT_EQ(encode_pickup_report(std::chrono::hours{2}), 0xFFFFFFFFU);
 }
 
 TEST(Frame, RejectsAckAndHeartbeatFramesWithTuples) {

@@ -333,6 +333,36 @@ TEST(TcpLink, EndOfStreamFinishesBothEndsAndClosesTheSender) {
   EXPECT_TRUE(pair.listener->rejected().empty());
 }
 
+// The pickup report (frame.hpp): a receiver that reads every frame 2 ms after it arrived
+// says so in its credit frames once it has counted enough of them, and the sender keeps the
+// last report it got.
+TEST(TcpLink, CreditFramesCarryTheReceiversPickupLatency) {
+  const auto options = options_for(9, 8, 64, 8, 1);  // a credit frame for every frame read
+  Pair pair(options);
+  CheckingSink sink(8);
+  for (std::uint64_t i = 0; i < 40; ++i) {
+    Claim claim;
+    ASSERT_TRUE(pump_until([&] { pair.step(sink, false); },
+                           [&] { return pair.send->try_claim(claim) == SendStatus::ok; }));
+    testing::fill_tuple(claim.payload.data(), 8, i);
+    pair.send->commit(claim, 1, 8);
+    pair.send->do_work();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_TRUE(pump_until([&] { pair.step(sink); }, [&] { return sink.frames == i + 1; }));
+    if (i == 20) {
+      // Too few frames for a p99: no report yet.
+      EXPECT_EQ(pair.recv->stats().pickup_p99_us, 0U);
+      EXPECT_EQ(pair.send->stats().pickup_p99_us, 0U);
+    }
+  }
+  ASSERT_TRUE(pump_until([&] { pair.step(sink); }, [&] {
+    return pair.send->stats().credit_frames == pair.recv->stats().credit_frames;
+  }));
+  EXPECT_GE(pair.recv->stats().pickup_p99_us, 2000U);
+  EXPECT_EQ(pair.send->stats().pickup_p99_us, pair.recv->stats().pickup_p99_us);
+  EXPECT_EQ(sink.bad_frames, 0U);
+}
+
 // One pass per payload at the receiving end: a sink that takes each payload's CRC (as a check
 // sink does) is the frame check. Every frame is checked against the sink's value and arrives
 // whole, and the sink's total is the sender's.

@@ -1,5 +1,6 @@
 #include <boreal/transport/frame.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cinttypes>
@@ -131,6 +132,11 @@ void encode_fields(const FrameHeader& header, std::span<std::byte, kFrameHeaderB
 
 }  // namespace
 
+std::uint32_t encode_pickup_report(std::chrono::nanoseconds pickup_p99) noexcept {
+  const auto us = std::max<std::int64_t>(1, (pickup_p99.count() + 999) / 1000);
+  return static_cast<std::uint32_t>(std::min<std::int64_t>(us, UINT32_MAX));
+}
+
 void encode_header(FrameHeader header, std::span<const std::byte> payload,
                    std::span<std::byte, kFrameHeaderBytes> out) noexcept {
   assert(header.payload_bytes == payload.size());
@@ -208,7 +214,13 @@ Result<FrameHeader> decode_header(std::span<const std::byte, kFrameHeaderBytes> 
                               " (expected 0)");
       }
       break;
-    default:  // credit, ack, heartbeat: everything they say is in the header
+    case kFlagCredit:  // tuple_count is the pickup report: any value
+      if (h.payload_bytes != 0) {
+        return protocol_error("credit frame has payload length " + dec(h.payload_bytes) +
+                              " (expected 0)");
+      }
+      break;
+    default:  // ack, heartbeat: everything they say is in the header
       if (h.payload_bytes != 0 || h.tuple_count != 0) {
         return protocol_error(std::string{kind_name(kind)} + " frame has payload length " +
                               dec(h.payload_bytes) + " and tuple count " + dec(h.tuple_count) +

@@ -1,6 +1,8 @@
 // The receiving end of a tcp link. Private: made by TcpListener::expect().
 #pragma once
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -10,6 +12,7 @@
 #include <boreal/transport/credit_window.hpp>
 #include <boreal/transport/event_loop.hpp>
 #include <boreal/transport/link.hpp>
+#include <boreal/transport/recent_quantile.hpp>
 
 #include "tcp/socket_io.hpp"
 
@@ -25,6 +28,11 @@ namespace boreal::transport::tcp_medium {
 // at set-up. Complete frames are handed to the sink in place; the sender holds at most
 // `window` frames of credit, so everything it may send always fits (no read ever waits for
 // room). A partial frame at the end is moved to the front when the tail runs short.
+//
+// Pickup report (frame.hpp): the socket has SO_TIMESTAMPNS, so every read that returns bytes
+// says when the last of them reached this host; the time from then to the read is the
+// thread's pickup latency (its wait's wake-up, or its poll interval), whose recent p99 rides
+// in every credit frame.
 class TcpRecvLink final : public RecvLink {
  public:
   TcpRecvLink(EventLoop& loop, const LinkOptions& options);
@@ -53,6 +61,8 @@ class TcpRecvLink final : public RecvLink {
 
  private:
   int read_available();
+  // Counts the pickup latency of the bytes a read returned (the arrival time in `message`).
+  void record_pickup(const msghdr& message);
   int deliver(FrameSink& sink);
   void flush_control();
   void queue_control(std::uint64_t now_grant);
@@ -73,6 +83,7 @@ class TcpRecvLink final : public RecvLink {
   std::size_t end_ = 0;    // one past the last byte read
   ReceiverCredits credits_;
   ControlQueue control_out_;
+  RecentQuantile pickup_;
   std::uint64_t next_sequence_ = 1;
   std::uint64_t frames_received_ = 0;  // data frames accepted on this connection (each spent one credit)
   std::uint64_t acked_;                // last frame acknowledged to the sender

@@ -272,6 +272,7 @@ class TcpSendLink final : public SendLink {
         return protocol_failure("credit before the receiver said where to resume");
       }
       ++stats_.credit_frames;
+      stats_.pickup_p99_us = h.tuple_count;
       credits_.on_grant(h.sequence);
       if (state_ == LinkState::connecting) {
         state_ = LinkState::established;

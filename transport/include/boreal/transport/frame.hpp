@@ -5,6 +5,7 @@
 // multi-byte fields are little-endian on the wire.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -29,12 +30,21 @@ inline constexpr std::size_t kMaxPayloadBytesEveryMedium =
 enum FrameFlag : std::uint16_t {
   kFlagData = 1u << 0,
   kFlagEndOfStream = 1u << 1,
-  kFlagCredit = 1u << 2,  // sequence = credits granted so far in total (cumulative)
+  kFlagCredit = 1u << 2,  // sequence = credits granted so far in total (cumulative);
+                          // tuple_count = the receiver's pickup report (below)
   kFlagAck = 1u << 3,     // sequence = highest data sequence delivered
   kFlagHeartbeat = 1u << 4,
   kFlagHello = 1u << 5,  // link handshake; payload is a HelloPayload
 };
 inline constexpr std::uint16_t kKnownFlags = 0x3F;
+
+// A credit frame's tuple_count is the receiver's pickup report: the p99, over its recent
+// frames, of the time from a frame's arrival at the receiving host to the receiving thread
+// reading it, in microseconds rounded up (at least 1); 0 when it has none (too few frames
+// yet, or a medium that cannot tell when a frame arrived). The sender holds partly filled
+// frames for the latency budget less this (docs/design.md, "Flush: the sender's share of
+// the budget").
+[[nodiscard]] std::uint32_t encode_pickup_report(std::chrono::nanoseconds pickup_p99) noexcept;
 
 struct FrameHeader {
   std::uint32_t magic = kFrameMagic;

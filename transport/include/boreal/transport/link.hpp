@@ -44,6 +44,9 @@ struct LinkStats {
   std::uint64_t read_calls = 0;       // read/recv syscalls (or CQ reads)
   std::uint64_t write_calls = 0;      // write/send syscalls (or posts)
   std::uint64_t would_block = 0;      // syscalls that found nothing to do
+  // The pickup report (frame.hpp): the receiver's p99 time from a frame's arrival at its host
+  // to its thread reading it, in µs, as last sent (receiver) or received (sender); 0: none.
+  std::uint32_t pickup_p99_us = 0;
 };
 
 // How full a sending end is right now (docs/metrics.md, "Per link end"): read by its own
