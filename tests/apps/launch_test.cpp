@@ -94,6 +94,44 @@ INSTANTIATE_TEST_SUITE_P(Loopback, EveryWaitMode,
                          testing::Values("busy", "block", "sleep", "backoff", "adaptive"),
                          [](const testing::TestParamInfo<const char*>& mode) { return std::string(mode.param); });
 
+// runtime/flush_hold.hpp: without flush_us the sender's hold is the budget less the
+// receiver's reported pickup, its own lateness and the margin (never under a quarter of the
+// budget); with flush_us it is that, whatever the receiver reports.
+TEST(FlushHold, TheSenderHoldsFramesForTheBudgetLessTheReceiversPickup) {
+  TempDir dir;
+  const std::string params = "{rate: 5000, tuples: 6000, seed: 3}";
+  const std::string transport = "{medium: tcp, wait: block, latency_budget_us: 1000";
+  for (const bool fixed : {false, true}) {
+    const auto spec = dir.file(fixed ? "fixed.yaml" : "adaptive.yaml",
+                               two_nodes(params, "{kind: check}",
+                                         transport + (fixed ? ", flush_us: 400}" : "}")));
+    const auto lines_path = dir.file(fixed ? "fixed.jsonl" : "adaptive.jsonl");
+    const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
+                         " --timeout 60 --free-ports --quiet --json " + lines_path);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const auto lines = read_json_lines(lines_path);
+    const json* sender = find_kind(lines, "node", "src");
+    const json* receiver = find_kind(lines, "node", "dst");
+    ASSERT_TRUE(sender != nullptr && receiver != nullptr);
+    EXPECT_EQ(lines.back()["lost"], 0);
+    const json& send = (*sender)["links"][0];
+    const json& recv = (*receiver)["links"][0];
+    // Some 1200 frames: the receiver reported its pickup, and the sender got its last report.
+    const auto pickup = recv["stats"]["pickup_p99_us"].get<std::uint32_t>();
+    EXPECT_GT(pickup, 0U) << recv.dump();
+    EXPECT_EQ(send["stats"]["pickup_p99_us"], pickup) << send.dump();
+    const double hold = send["hold_us"].get<double>();
+    if (fixed) {
+      EXPECT_EQ(hold, 400.0) << send.dump();
+    } else {
+      // 1000 - (100 + 10) - pickup - the sender's lateness p99 (as of its last recomputation),
+      // at least 250.
+      EXPECT_GE(hold, 250.0) << send.dump();
+      EXPECT_LE(hold, std::max(250.0, 890.0 - pickup)) << send.dump();
+    }
+  }
+}
+
 TEST(SlowSink, SenderStallsOnCreditAndNothingIsLost) {
   TempDir dir;
   // 10 tuples per frame, 8 frames of credit, a sink that takes 1 ms per frame: the sender can

@@ -10,13 +10,19 @@
 namespace boreal::runtime {
 
 LinkWriter::LinkWriter(LinkIdentity identity, std::unique_ptr<transport::SendLink> link,
-                       const ops::Schema& schema, std::chrono::nanoseconds flush)
+                       const ops::Schema& schema, FlushHold hold)
     : identity_(std::move(identity)),
       link_(std::move(link)),
       schema_(schema),
       tuple_bytes_(schema.tuple_bytes()),
       capacity_(std::max<std::uint32_t>(1, link_->max_payload_bytes() / schema.tuple_bytes())),
-      flush_(flush) {}
+      hold_(hold) {}
+
+int LinkWriter::do_work() {
+  const int work = link_->do_work();
+  hold_.receiver_reports(link_->stats().pickup_p99_us);
+  return work;
+}
 
 bool LinkWriter::ready() const { return link_->state() == transport::LinkState::established; }
 
@@ -119,7 +125,7 @@ int LinkWriter::pump(SteadyTime now) {
   if (backlogged() && last_pump_.time_since_epoch().count() != 0) blocked_ += now - last_pump_;
   last_pump_ = now;
   now_ = now;
-  int work = link_->do_work();
+  int work = do_work();
   if (link_->state() == transport::LinkState::failed) {
     // Nothing more can leave: forget the backlog so the producers upstream are not held.
     dropped_ += (backlog_.size() - backlog_head_) / tuple_bytes_;
@@ -143,7 +149,8 @@ int LinkWriter::pump(SteadyTime now) {
       commit_open(transport::kFlagData | transport::kFlagEndOfStream);
       ++sent;
     }
-  } else if (open_ && used_ > 0 && now - opened_at_ >= flush_) {
+  } else if (open_ && used_ > 0 && now - opened_at_ >= hold_.get()) {
+    hold_.left_late(now - opened_at_ - hold_.get());
     commit_open(transport::kFlagData);
     ++sent;
   }
@@ -152,7 +159,7 @@ int LinkWriter::pump(SteadyTime now) {
 }
 
 SteadyTime LinkWriter::deadline() const noexcept {
-  if (open_ && used_ > 0) return opened_at_ + std::chrono::duration_cast<SteadyTime::duration>(flush_);
+  if (open_ && used_ > 0) return opened_at_ + std::chrono::duration_cast<SteadyTime::duration>(hold_.get());
   return SteadyTime::max();
 }
 

@@ -3,7 +3,8 @@
 // LinkWriter: a stream leaving the node for one consuming node. It is a BatchConsumer (a box
 // output or a stream's fan-out hands it rows, which it copies into the link's claimed frames)
 // and a RowTarget (a source that feeds only this link writes its rows straight into the
-// frame, with no copy). A partly filled frame leaves once its first row has waited `flush`.
+// frame, with no copy). A partly filled frame leaves once its first row has waited its
+// FlushHold, which adapts to the receiver's pickup report (flush_hold.hpp).
 // Rows that find no credit wait in a backlog; while it is not empty the writer is
 // backlogged() and every producer upstream of it on this node stops (stream_fanout.hpp), so
 // the backlog holds at most what the producers handed on before they saw it: one source
@@ -32,6 +33,7 @@
 #include <boreal/transport/link.hpp>
 #include <boreal/transport/rate_estimator.hpp>
 
+#include "runtime/flush_hold.hpp"
 #include "runtime/owner_thread.hpp"
 #include "runtime/stream_fanout.hpp"
 
@@ -54,6 +56,9 @@ class RowTarget {
   // them (a link seals its frame with it rather than reading the rows again).
   virtual void commit(bool end, std::uint32_t payload_crc) = 0;
   [[nodiscard]] virtual std::uint32_t capacity_rows() const = 0;
+  // How long a partly filled batch may wait for more rows (flush_hold.hpp); the source tells
+  // it how late past that its batches leave.
+  [[nodiscard]] virtual FlushHold& flush_hold() = 0;
   // Progress of whatever is behind the target (a link's do_work()).
   virtual int do_work() = 0;
   // The stream's end was handed on, and (a link) acknowledged, or the target failed.
@@ -70,7 +75,7 @@ struct LinkIdentity {
 class LinkWriter final : public ops::BatchConsumer, public RowTarget {
  public:
   LinkWriter(LinkIdentity identity, std::unique_ptr<transport::SendLink> link,
-             const ops::Schema& schema, std::chrono::nanoseconds flush);
+             const ops::Schema& schema, FlushHold hold);
 
   // BatchConsumer.
   void consume(const ops::BatchView& batch) override;
@@ -81,7 +86,8 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   [[nodiscard]] ops::Batch* open() override;
   void commit(bool end, std::uint32_t payload_crc) override;
   [[nodiscard]] std::uint32_t capacity_rows() const override { return capacity_; }
-  int do_work() override { return link_->do_work(); }
+  [[nodiscard]] FlushHold& flush_hold() override { return hold_; }
+  int do_work() override;
   [[nodiscard]] bool done() const override;
 
   // The time of this duty cycle, before any rows arrive in it (starts a new frame's flush clock).
@@ -98,6 +104,7 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   void restore_backlog(std::span<const std::byte> rows);
 
   [[nodiscard]] const LinkIdentity& identity() const noexcept { return identity_; }
+  [[nodiscard]] const FlushHold& hold() const noexcept { return hold_; }
   [[nodiscard]] transport::SendLink& link() noexcept { return *link_; }
   [[nodiscard]] const transport::SendLink& link() const noexcept { return *link_; }
   [[nodiscard]] std::uint64_t tuples() const noexcept { return tuples_; }
@@ -122,7 +129,7 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   ops::Schema schema_;
   std::uint32_t tuple_bytes_;
   std::uint32_t capacity_ = 1;
-  std::chrono::nanoseconds flush_;
+  FlushHold hold_;
   transport::Claim claim_;
   ops::Batch batch_;        // the source path's view of the open claim
   bool open_ = false;

@@ -53,6 +53,16 @@ Placement place(const NetworkSpec& spec, const StreamSpec& stream, std::string_v
   return p;
 }
 
+// A link writer's hold (flush_hold.hpp): fixed when the stream gives flush_us, or when a
+// source's rows reach the writer through a fan-out (the source held them already, and the
+// two holds together must stay within the budget); else adapting to the receiver.
+FlushHold flush_hold(const NetworkSpec& spec, const StreamSpec& stream, bool source_writes_directly) {
+  const BoxSpec* producer = spec.find_box(stream.producer);
+  const bool held_upstream = producer != nullptr && producer->type == "source" && !source_writes_directly;
+  if (stream.transport.flush_given || held_upstream) return FlushHold(stream.transport.flush);
+  return FlushHold(stream.transport.flush, stream.transport.wait.latency_budget);
+}
+
 }  // namespace
 
 int NodeGraph::do_work(std::chrono::steady_clock::time_point now, std::int64_t tick_ns) {
@@ -333,7 +343,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       }
       auto writer = std::make_unique<LinkWriter>(
           LinkIdentity{stream.name, me + "/" + std::to_string(to), "inproc"},
-          std::move(it->second.send), schema_of(stream), stream.transport.flush);
+          std::move(it->second.send), schema_of(stream), flush_hold(spec, stream, false));
       graph->sender_ids_.push_back(0);
       graph->released_.push_back(0);
       graph->fanouts.at(stream.name)->add(writer.get());
@@ -384,8 +394,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       auto writer = std::make_unique<LinkWriter>(
           LinkIdentity{stream.name, peer_name, std::string(medium->name),
                        is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
-          std::move(link).value(),
-          schema_of(stream), stream.transport.flush);
+          std::move(link).value(), schema_of(stream), flush_hold(spec, stream, source_only));
       if (resumed_output != nullptr) writer->restore_backlog(resumed_output->backlog);
       if (source_only) {
         direct.emplace(stream.name, writer.get());
@@ -426,13 +435,14 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
         const std::size_t rows =
             std::max<std::size_t>(1, out.transport.batch_bytes / schema_of(out).tuple_bytes());
         graph->targets.push_back(
-            std::make_unique<FanoutTarget>(*graph->fanouts.at(out.name), schema_of(out), rows));
+            std::make_unique<FanoutTarget>(*graph->fanouts.at(out.name), schema_of(out), rows,
+                                           out.transport.flush));
         target = graph->targets.back().get();
       }
       // Each task of a multi-output source reports as "box:stream".
       const std::string name = box.outputs.size() > 1 ? box.name + ":" + out.name : box.name;
       graph->sources.push_back(std::make_unique<SourceTask>(
-          name, out.name, *target, schema_of(out), *box.source, out.transport.flush, port));
+          name, out.name, *target, schema_of(out), *box.source, port));
     }
   }
   if (thread == 0 && std::none_of(spec.boxes.begin(), spec.boxes.end(),

@@ -333,6 +333,8 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
     lr.wait = wait;
     lr.backlog_peak_bytes = writer->backlog_peak_bytes();
     lr.backpressured_s = seconds(writer->backpressured());
+    lr.hold_us = seconds(writer->hold().get()) * 1e6;
+    lr.late_p99_us = seconds(writer->hold().lateness_p99()) * 1e6;
     if (link.error() != nullptr) {
       lr.error = link.error()->message;
       errors.push_back(link.error()->message);

@@ -27,7 +27,8 @@ json to_json(const transport::LinkStats& s) {
           {"reconnects", s.reconnects},
           {"read_calls", s.read_calls},
           {"write_calls", s.write_calls},
-          {"would_block", s.would_block}};
+          {"would_block", s.would_block},
+          {"pickup_p99_us", s.pickup_p99_us}};
 }
 
 transport::LinkStats link_stats_from_json(const json& j) {
@@ -43,6 +44,7 @@ transport::LinkStats link_stats_from_json(const json& j) {
   s.read_calls = j.value("read_calls", 0ULL);
   s.write_calls = j.value("write_calls", 0ULL);
   s.would_block = j.value("would_block", 0ULL);
+  s.pickup_p99_us = j.value("pickup_p99_us", 0U);
   return s;
 }
 
@@ -176,7 +178,9 @@ json to_json(const NodeReport& r) {
                      {"wait", l.wait},
                      {"provider", l.provider},
                      {"backlog_peak_bytes", l.backlog_peak_bytes},
-                     {"backpressured_s", l.backpressured_s}});
+                     {"backpressured_s", l.backpressured_s},
+                     {"hold_us", l.hold_us},
+                     {"late_p99_us", l.late_p99_us}});
   }
   json thread_reports = json::array();
   for (const auto& t : r.thread_reports) {
@@ -296,6 +300,8 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
       link.provider = l.value("provider", "");
       link.backlog_peak_bytes = l.value("backlog_peak_bytes", 0ULL);
       link.backpressured_s = l.value("backpressured_s", 0.0);
+      link.hold_us = l.value("hold_us", 0.0);
+      link.late_p99_us = l.value("late_p99_us", 0.0);
       r.links.push_back(std::move(link));
     }
     for (const auto& b : j.value("boxes", json::array())) {

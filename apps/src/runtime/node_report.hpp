@@ -36,6 +36,10 @@ struct LinkReport {
   // link was not polled because its stream was blocked downstream.
   std::uint64_t backlog_peak_bytes = 0;
   double backpressured_s = 0;
+  // Sending: how long a partly filled frame was held at the end of the run, and the sender's
+  // lateness p99 past that hold (runtime/flush_hold.hpp); 0 when it never flushed late.
+  double hold_us = 0;
+  double late_p99_us = 0;
 };
 
 // One box of a node: its own figures (docs/design.md, "Metrics").

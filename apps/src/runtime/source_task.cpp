@@ -39,13 +39,13 @@ std::int64_t realtime_ns_at(SteadyTime at) noexcept {
 
 SourceTask::SourceTask(std::string name, std::string stream, RowTarget& target,
                        const ops::Schema& schema, const SourceParams& params,
-                       std::chrono::microseconds flush, std::size_t port)
+                       std::size_t port)
     : name_(std::move(name)),
       stream_(std::move(stream)),
       target_(target),
       schema_(schema),
       params_(params),
-      flush_(flush),
+      hold_(target.flush_hold()),
       port_(port) {
   if (params.rate && *params.rate > 0) period_ns_ = 1e9 / *params.rate;
   idle_ = params.rate && *params.rate == 0;
@@ -131,7 +131,7 @@ bool SourceTask::open_batch(SteadyTime now) {
     blocked_now_ = false;
   }
   // The flush clock starts when the batch's first tuple was due, not when this thread got
-  // round to it, so no tuple waits in the sender longer than `flush`.
+  // round to it, so no tuple waits in the sender longer than its hold.
   opened_at_ = period_ns_ > 0 ? std::min(now, due_at(units_for_rows(1) - 1)) : now;
   return true;
 }
@@ -225,7 +225,8 @@ int SourceTask::do_work(SteadyTime now) {
     if (batch_ == nullptr && !open_batch(now)) return work;
     commit(true);
     ++work;
-  } else if (batch_ != nullptr && batch_->size() > 0 && now - opened_at_ >= flush_) {
+  } else if (batch_ != nullptr && batch_->size() > 0 && now - opened_at_ >= hold_.get()) {
+    hold_.left_late(now - opened_at_ - hold_.get());
     commit(false);
     ++work;
   }
@@ -237,12 +238,13 @@ SteadyTime SourceTask::deadline() const noexcept {
   if (!started_ || eos_committed_) return SteadyTime::max();
   SteadyTime at = SteadyTime::max();
   const bool open = batch_ != nullptr && batch_->size() > 0;
-  if (open) at = opened_at_ + flush_;
+  const auto hold = hold_.get();
+  if (open) at = opened_at_ + hold;
   if (period_ns_ > 0) {
     const std::uint64_t capacity = target_.capacity_rows();
     const std::uint64_t room = open ? capacity - batch_->size() : capacity;
     at = std::min(at, due_at(units_for_rows(room) - 1));  // the batch would be full
-    if (!open) at = std::min(at, due_at(units_for_rows(1) - 1) + flush_);  // its first tuple's flush
+    if (!open) at = std::min(at, due_at(units_for_rows(1) - 1) + hold);  // its first tuple's flush
   }
   if (params_.duration.count() > 0) {
     at = std::min(at, t0_ + std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration));

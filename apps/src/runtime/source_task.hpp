@@ -7,7 +7,8 @@
 // events/s, and the task of its bids stream sends the bids of the events due.
 //
 // Pacing (one wake-up per frame): a paced source fills its batch when the batch must leave,
-// because it would be full or because its first tuple has waited `flush`, not as each tuple
+// because it would be full or because its first tuple has waited its target's FlushHold
+// (flush_hold.hpp), not as each tuple
 // comes due; tuples carry their scheduled times (start + i / rate) either way, so a late
 // sender shows up as latency. Unpaced ("max"), rows are stamped with the time they are made.
 // The stream ends with the frame that holds the last tuple (count limit) or with an empty one
@@ -36,7 +37,7 @@ class SourceTask {
   // `port`: which of the box's outputs this task fills (a nexmark source has one task per
   // output, each walking the same event ids and keeping its own kind; the others have one).
   SourceTask(std::string name, std::string stream, RowTarget& target, const ops::Schema& schema,
-             const SourceParams& params, std::chrono::microseconds flush, std::size_t port = 0);
+             const SourceParams& params, std::size_t port = 0);
 
   // Generates what is due at `now` and hands it on. Returns work done.
   int do_work(SteadyTime now);
@@ -85,7 +86,7 @@ class SourceTask {
   RowTarget& target_;
   ops::Schema schema_;
   SourceParams params_;
-  std::chrono::nanoseconds flush_;
+  FlushHold& hold_;  // the target's
   std::size_t port_;
   std::optional<ops::Generator> generator_;
   std::optional<ops::NexmarkGenerator> nexmark_;
@@ -113,8 +114,9 @@ class SourceTask {
 // A RowTarget that hands each batch to a stream's fan-out (local consumers and links).
 class FanoutTarget final : public RowTarget {
  public:
-  FanoutTarget(StreamFanout& out, const ops::Schema& schema, std::size_t rows)
-      : out_(out), batch_(schema, rows) {}
+  FanoutTarget(StreamFanout& out, const ops::Schema& schema, std::size_t rows,
+               std::chrono::nanoseconds flush)
+      : out_(out), batch_(schema, rows), hold_(flush) {}
 
   [[nodiscard]] bool ready() const override { return true; }
   [[nodiscard]] ops::Batch* open() override;
@@ -122,12 +124,14 @@ class FanoutTarget final : public RowTarget {
   [[nodiscard]] std::uint32_t capacity_rows() const override {
     return static_cast<std::uint32_t>(batch_.capacity_rows());
   }
+  [[nodiscard]] FlushHold& flush_hold() override { return hold_; }
   int do_work() override { return 0; }
   [[nodiscard]] bool done() const override { return out_.ended(); }
 
  private:
   StreamFanout& out_;
   ops::OwnedBatch batch_;
+  FlushHold hold_;  // fixed: the link writers behind the fan-out hold the rows again
 };
 
 // CLOCK_REALTIME at the steady instant `at`, read so that a preemption between the two clock

@@ -1,0 +1,83 @@
+// How long a partly filled frame waits for more rows before it leaves (docs/design.md, "Flush:
+// the sender's share of the budget").
+//
+// A tuple's latency is the time its frame is held, plus the sender's lateness at the frame's
+// deadline (its own wake-up), the way to the receiving host, and the receiver's pickup (the
+// time from the frame's arrival to its thread reading it: the receiver's wake-up, or its poll
+// interval). At low rates each frame costs a wake-up at both ends, so the longer a frame may be
+// held, the more tuples share them. A stream with `flush_us` holds frames that long. Otherwise
+// the hold adapts: the latency budget less the receiver's reported pickup p99 (tcp links send
+// it in their credit frames), less the sender's measured lateness p99, less a margin for the
+// way between the hosts and the receiving boxes; never under a quarter of the budget. Until
+// the receiver reports (and on media whose receivers do not), half the budget.
+//
+// Threading: belongs to the I/O thread of the link writer that owns it.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+#include <boreal/transport/recent_quantile.hpp>
+
+namespace boreal::runtime {
+
+class FlushHold {
+ public:
+  // Always `flush`.
+  explicit FlushHold(std::chrono::nanoseconds flush) noexcept : hold_(flush), initial_(flush) {}
+  // `flush` until the receiver reports, then adapting within `budget`.
+  FlushHold(std::chrono::nanoseconds flush, std::chrono::nanoseconds budget) noexcept
+      : hold_(flush), initial_(flush), budget_(budget) {}
+
+  [[nodiscard]] std::chrono::nanoseconds get() const noexcept { return hold_; }
+  [[nodiscard]] bool adapts() const noexcept { return budget_.count() > 0; }
+
+  // A frame left `late` after its hold ran out.
+  void left_late(std::chrono::nanoseconds late) noexcept {
+    if (!adapts()) return;
+    late_.record(late);
+    if (++since_recompute_ >= kRecomputeEvery) recompute();
+  }
+  // The receiver's latest pickup report (transport/frame.hpp; µs, 0: none yet).
+  void receiver_reports(std::uint32_t pickup_p99_us) noexcept {
+    if (pickup_p99_us == pickup_us_ || !adapts()) return;
+    pickup_us_ = pickup_p99_us;
+    recompute();
+  }
+  // The sender's lateness p99 the hold allows for (0 until known).
+  [[nodiscard]] std::chrono::nanoseconds lateness_p99() const noexcept {
+    return late_.quantile(0.99).value_or(std::chrono::nanoseconds{0});
+  }
+
+  // What the way between the hosts and the receiving boxes get: a tenth of the budget, and
+  // 10 µs more (a loopback write reaches the receiving socket in a few µs).
+  [[nodiscard]] static constexpr std::chrono::nanoseconds margin(std::chrono::nanoseconds budget) noexcept {
+    return budget / 10 + std::chrono::microseconds{10};
+  }
+  // The hold for a receiver's pickup and the sender's lateness within `budget`.
+  [[nodiscard]] static constexpr std::chrono::nanoseconds within(std::chrono::nanoseconds budget,
+                                                                 std::chrono::nanoseconds pickup,
+                                                                 std::chrono::nanoseconds late) noexcept {
+    const auto most = budget - margin(budget);
+    return std::clamp(most - pickup - late, budget / 4, std::max(budget / 4, most));
+  }
+
+ private:
+  static constexpr int kRecomputeEvery = 64;
+
+  void recompute() noexcept {
+    since_recompute_ = 0;
+    hold_ = pickup_us_ == 0 ? initial_
+                            : within(budget_, std::chrono::microseconds{pickup_us_}, lateness_p99());
+  }
+
+  std::chrono::nanoseconds hold_;
+  std::chrono::nanoseconds initial_;
+  std::chrono::nanoseconds budget_{0};  // 0: fixed
+  std::uint32_t pickup_us_ = 0;
+  int since_recompute_ = 0;
+  transport::RecentQuantile late_;
+};
+
+}  // namespace boreal::runtime
