@@ -6,16 +6,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "app_test_support.hpp"
 #include "sweep/bench_plan.hpp"
 #include "sweep/bench_report.hpp"
 #include "sweep/bench_soak.hpp"
 #include "sweep/bench_streams.hpp"
+#include "sweep/wake_cost.hpp"
 #include "spec/network_spec.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -218,8 +222,8 @@ TEST(BenchReport, CsvLeavesPerTupleCellsOfIdleAndFailedPointsEmpty) {
   EXPECT_EQ(lines[0], "# boreal bench: host=h cpus=2 kernel=6.1 cpu=\"cpu\" commit=abc date=2026-11-23T00:00:00Z");
   EXPECT_EQ(lines[1], "# command: boreal bench --quick");
   EXPECT_EQ(lines[2].substr(0, 60), "medium,provider,wait,tuple_bytes,batch_bytes,rate_label,offe");
-  EXPECT_EQ(lines[3], "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0,,,,1");
-  EXPECT_EQ(lines[4], "tcp,,adaptive,64,32768,idle,0,1.1e+07,1,0,,,,,,,,,,,,,,,,,200,,,,,,,,,,1");
+  EXPECT_EQ(lines[3], "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0,,,,1,,");
+  EXPECT_EQ(lines[4], "tcp,,adaptive,64,32768,idle,0,1.1e+07,1,0,,,,,,,,,,,,,,,,,200,,,,,,,,,,1,,");
   EXPECT_EQ(lines[5].substr(0, 58), "tcp,,block,64,32768,50%,5.5e+06,1.1e+07,1,1,5.5e+06,5.5e+0");
 }
 
@@ -259,6 +263,59 @@ TEST(BenchReport, BestInBudgetSkipsTheCheaperModesOverTheBudget) {
   EXPECT_NE(table.find("  best in budget      block\n"), std::string::npos) << table;
   EXPECT_NE(table.find("  adaptive/that        0.90\n"), std::string::npos) << table;
   EXPECT_NE(table.find("  adaptive p99           in\n"), std::string::npos) << table;
+}
+
+// The wake-up floor: (blocking waits + sleeps of both nodes) per tuple x the calibrated cost.
+TEST(BenchReport, TheWakeFloorIsTheCpuOverWakeUpsTimesTheirCost) {
+  BenchGrid grid = report_grid();
+  grid.waits = {"busy", "block"};
+  grid.rates = {rate("10k")};
+  grid.repeats = 1;
+  BenchSample busy = sample(0, "busy", 0, 1e4, 1e4, 30.0, 50);
+  BenchSample block = sample(0, "block", 0, 1e4, 1e4, 10.0, 150);
+  busy.summary->tuples_sent = 4000;
+  block.summary->tuples_sent = 4000;
+  block.summary->receiver_wait.blocks = 1500;
+  block.summary->sender_wait.blocks = 300;
+  block.summary->sender_wait.sleeps = 200;  // 2000 wake-ups: 0.5 per tuple
+  const auto rows = aggregate(grid, {busy, block});
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_DOUBLE_EQ(rows[1].wakeups_per_tuple, 0.5);
+  BenchMeta meta;
+  EXPECT_FALSE(wake_floor_ratio(meta, rows[1]).has_value());  // no calibration
+  EXPECT_EQ(summary_table(meta, grid, rows).find("x wake floor"), std::string::npos);
+  meta.wake_cost_us = 4.0;
+  EXPECT_DOUBLE_EQ(*wake_floor_ratio(meta, rows[1]), 5.0);  // 10 / (0.5 x 4)
+  EXPECT_FALSE(wake_floor_ratio(meta, rows[0]).has_value());  // busy never wakes
+  const std::string table = summary_table(meta, grid, rows);
+  EXPECT_NE(table.find("one wake-up: 4 machine CPU-us (calibration)\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  x wake floor        10000\n  busy                    -\n  block                5.00\n"),
+            std::string::npos)
+      << table;
+  const std::string csv = to_csv(meta, rows);
+  EXPECT_NE(csv.find(",wakeups_per_tuple,wake_floor_ratio\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,0.5,5\n"), std::string::npos) << csv;
+}
+
+TEST(WakeCost, TwoWakeUpsPerRoundTripAndTheMachinesCpuForThem) {
+  const auto cost = measure_wake_cost(std::chrono::milliseconds(100));
+  ASSERT_TRUE(cost) << cost.error().message;
+  EXPECT_GE(cost.value().seconds, 0.1);
+  EXPECT_GT(cost.value().wakeups, 100U);  // a round trip takes microseconds, not a millisecond
+  EXPECT_EQ(cost.value().wakeups % 2, 0U);
+  EXPECT_GT(cost.value().cpu_us_per_wakeup, 0.0);
+  // The machine's CPU over the exchange, shared among its wake-ups: at most its whole capacity.
+  EXPECT_LE(cost.value().cpu_us_per_wakeup * static_cast<double>(cost.value().wakeups),
+            cost.value().seconds * 1e6 * std::thread::hardware_concurrency() * 1.05);
+}
+
+TEST(BenchGridCheck, AFlushMustFitTheBudget) {
+  BenchGrid grid = report_grid();
+  grid.flush_us = 300;
+  EXPECT_EQ(check(grid), (std::vector<std::string>{"--flush-us: must be positive and at most the "
+                                                   "latency budget (200 us), got 300"}));
+  grid.flush_us = 100;
+  EXPECT_TRUE(check(grid).empty());
 }
 
 TEST(BenchReport, TheRecordedCommitIsTheSourceTreesAtBuildTime) {
@@ -369,13 +426,19 @@ TEST(BenchCommand, ManyStreamsShareTheRateAndEachCountIsAGroup) {
   std::size_t sinks = 0;
   for (const auto& box : lines[2]["boxes"]) sinks += box["type"] == "sink" ? 1 : 0;
   EXPECT_EQ(sinks, 3U);
-  // The CSV's last column is the stream count, one row per count.
+  // The CSV's `streams` column holds the stream count, one row per count.
   std::istringstream in(test::read_file(out_dir + "/bench.csv"));
-  std::vector<std::string> last_cells;
+  std::vector<std::string> streams_cells;
+  std::optional<std::size_t> column;
   for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line[0] != '#') last_cells.push_back(line.substr(line.rfind(',') + 1));
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    if (!column) column = std::find(cells.begin(), cells.end(), "streams") - cells.begin();
+    streams_cells.push_back(*column < cells.size() ? cells[*column] : "?");
   }
-  EXPECT_EQ(last_cells, (std::vector<std::string>{"streams", "1", "3"}));
+  EXPECT_EQ(streams_cells, (std::vector<std::string>{"streams", "1", "3"}));
 }
 
 TEST(BenchCommand, StreamsOfAFileThatIsNotOnePairAreRefusedBeforeAnyRun) {
@@ -443,6 +506,9 @@ TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
   EXPECT_TRUE(lines[8]["ok"].get<bool>());
   EXPECT_EQ(lines[0]["kind"], "bench");
   EXPECT_EQ(lines[0]["grid"]["rates"], (nlohmann::json{"idle", "50%", "max"}));
+  // The wake-up calibration ran first and its cost heads the outputs.
+  EXPECT_GT(lines[0]["wake_cost_us"].get<double>(), 0.0);
+  EXPECT_NE(out.text.find("bench: one wake-up costs "), std::string::npos) << out.text;
   EXPECT_NE(lines[0]["command"].get<std::string>().find("bench --media tcp"), std::string::npos);
   double max_rate = 0;
   for (std::size_t i = 1; i < 7; ++i) {

@@ -29,6 +29,10 @@ void BenchFlags::add_to(CLI::App& app) {
   app.add_option("--duration", duration_s, "Measured seconds per run (default 3)")->group("Grid");
   app.add_option("--warmup", warmup_s, "Unmeasured seconds before each run's measurement (default 1)")->group("Grid");
   app.add_option("--latency-budget", latency_budget_us, "Latency budget of the wait modes, in microseconds (default 200)")->group("Grid");
+  app.add_option("--flush-us", flush_us,
+                 "Hold partly filled frames this many microseconds in every run (default: the "
+                 "budget less the receiver's reported pickup, docs/design.md \"Flush\")")
+      ->group("Grid");
   app.add_option("--loops", loops,
                  "Event-loop strategies of the TCP study to run after the grid, or 'none' (default "
                  "all: epoll-rearm, epoll-lazy, epoll-et, uring-batched, recycled, thread-per-link, sigio)")
@@ -95,6 +99,7 @@ BenchGrid BenchFlags::grid(std::vector<std::string>& problems) const {
   if (duration_s) grid.duration = std::chrono::duration<double>(*duration_s);
   if (warmup_s) grid.warmup = std::chrono::duration<double>(*warmup_s);
   if (latency_budget_us) grid.latency_budget_us = *latency_budget_us;
+  if (flush_us) grid.flush_us = *flush_us;
   return grid;
 }
 
@@ -167,6 +172,7 @@ SoakOptions soak_options(const BenchFlags& flags, std::vector<std::string>& prob
   grid.duration = flags.duration_s ? flagged.duration : std::chrono::duration<double>(kSoakMaxSeconds);
   grid.warmup = flagged.warmup;
   grid.latency_budget_us = flagged.latency_budget_us;
+  grid.flush_us = flagged.flush_us;
   for (const auto& [flag, count] : {std::pair<const char*, std::size_t>{"--media", grid.media.size()},
                                     {"--waits", grid.waits.size()},
                                     {"--tuple-bytes", grid.tuple_bytes.size()},

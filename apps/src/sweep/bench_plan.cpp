@@ -153,6 +153,10 @@ std::vector<std::string> check(const BenchGrid& grid) {
   need(grid.warmup.count() >= 0, "--warmup: must not be negative, got " + shortest(grid.warmup.count()));
   need(grid.latency_budget_us > 0,
        "--latency-budget: must be positive, got " + std::to_string(grid.latency_budget_us));
+  need(!grid.flush_us || (*grid.flush_us > 0 && *grid.flush_us <= grid.latency_budget_us),
+       "--flush-us: must be positive and at most the latency budget (" +
+           std::to_string(grid.latency_budget_us) + " us), got " +
+           std::to_string(grid.flush_us.value_or(0)));
   for (const auto& medium : grid.media) {
     if (medium == "inproc") {
       problems.emplace_back("--media: inproc runs inside one node; the sweep measures media between nodes");

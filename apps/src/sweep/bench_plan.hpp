@@ -51,6 +51,9 @@ struct BenchGrid {
   std::chrono::duration<double> duration{3.0};  // measured, per run
   std::chrono::duration<double> warmup{1.0};    // before it, not measured
   std::int64_t latency_budget_us = 200;
+  // --flush-us: every run's frames held this long; unset, the hold adapts to the receiver
+  // (runtime/flush_hold.hpp).
+  std::optional<std::int64_t> flush_us;
   std::string max_wait = "block";  // calibrates the maximum when "max" is not a rate point
 };
 

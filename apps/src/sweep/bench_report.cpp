@@ -61,6 +61,14 @@ double group_max(const std::vector<BenchSample>& samples, std::size_t group, boo
   return best;
 }
 
+std::optional<double> wake_floor_ratio(const BenchMeta& meta, const BenchRow& row) {
+  if (!meta.wake_cost_us || *meta.wake_cost_us <= 0 || row.wakeups_per_tuple <= 0 ||
+      row.ok_repeats == 0) {
+    return std::nullopt;
+  }
+  return row.cpu_us_per_tuple.median / (row.wakeups_per_tuple * *meta.wake_cost_us);
+}
+
 std::string csv_number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", value);
@@ -82,7 +90,7 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
         row.latency_budget_us = grid.latency_budget_us;
         std::vector<double> rate, cpu, cores, p99, sender, receiver, p50, p999, calls;
         std::vector<double> spin, sleep, block, rx_switches, tx_switches;
-        std::vector<double> events, per_event, per_core;
+        std::vector<double> events, per_event, per_core, wakeups;
         for (const auto& s : samples) {
           if (s.run.group != g || s.run.rate != r || s.run.wait != wait) continue;
           ++row.repeats;
@@ -116,6 +124,9 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
           const double run_s = m.duration_s + m.config.warmup_s;
           rx_switches.push_back(run_s > 0 ? static_cast<double>(w.switches) / run_s : 0.0);
           tx_switches.push_back(run_s > 0 ? static_cast<double>(m.sender_wait.switches) / run_s : 0.0);
+          // The wait counters cover the whole run, warm-up included, as tuples_sent does.
+          const auto woken = w.blocks + w.sleeps + m.sender_wait.blocks + m.sender_wait.sleeps;
+          wakeups.push_back(m.tuples_sent > 0 ? static_cast<double>(woken) / static_cast<double>(m.tuples_sent) : 0.0);
         }
         if (row.repeats == 0) continue;
         row.tuples_per_s = spread_of(rate);
@@ -135,6 +146,7 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
         row.receiver_block_share = spread_of(block).median;
         row.receiver_switches_per_s = spread_of(rx_switches).median;
         row.sender_switches_per_s = spread_of(tx_switches).median;
+        row.wakeups_per_tuple = spread_of(wakeups).median;
         rows.push_back(std::move(row));
       }
     }
@@ -152,12 +164,21 @@ std::string cell(const std::string& text) {
   return quoted + "\"";
 }
 
+std::string floor_cell(const BenchMeta& meta, const BenchRow& row) {
+  const auto ratio = wake_floor_ratio(meta, row);
+  return ratio ? csv_number(*ratio) : std::string();
+}
+
 std::string metadata(const BenchMeta& meta, const char* prefix) {
   std::ostringstream out;
   out << prefix << "boreal bench: host=" << meta.host << " cpus=" << meta.cpus
       << " kernel=" << meta.kernel << " cpu=\"" << meta.cpu_model << "\" commit=" << meta.commit
       << " date=" << meta.date << '\n'
       << prefix << "command: " << meta.command << '\n';
+  if (meta.wake_cost_us) {
+    out << prefix << "one wake-up: " << csv_number(*meta.wake_cost_us)
+        << " machine CPU-us (calibration)\n";
+  }
   if (meta.iperf_bytes_per_s) {
     out << prefix << "iperf3 loopback: " << csv_number(*meta.iperf_bytes_per_s / 1e6) << " MB/s with "
         << csv_number(meta.iperf_cores.value_or(0)) << " cores\n";
@@ -176,7 +197,8 @@ std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
          "receiver_cpu_us_per_tuple,cores,cores_min,cores_max,p50_us,p99_us,p99_us_min,"
          "p99_us_max,p999_us,latency_budget_us,syscalls_per_tuple,receiver_spin_share,"
          "receiver_sleep_share,receiver_block_share,receiver_switches_per_s,"
-         "sender_switches_per_s,events_per_s,cpu_us_per_event,events_per_core,streams\n";
+         "sender_switches_per_s,events_per_s,cpu_us_per_event,events_per_core,streams,"
+         "wakeups_per_tuple,wake_floor_ratio\n";
   for (const auto& r : rows) {
     const bool idle = r.rate.kind == RatePoint::Kind::idle;
     const bool measured = r.ok_repeats > 0;
@@ -198,7 +220,9 @@ std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
         << any(r.receiver_sleep_share) << ',' << any(r.receiver_block_share) << ','
         << any(r.receiver_switches_per_s) << ',' << any(r.sender_switches_per_s) << ','
         << per_tuple(r.events_per_s.median) << ',' << per_tuple(r.cpu_us_per_event) << ','
-        << per_tuple(r.events_per_core) << ',' << r.group.streams << '\n';
+        << per_tuple(r.events_per_core) << ',' << r.group.streams << ','
+        << per_tuple(r.wakeups_per_tuple) << ','
+        << (idle ? std::string() : floor_cell(meta, r)) << '\n';
   }
   return out.str();
 }
@@ -283,6 +307,12 @@ std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
       table("M events/s/core", [](const BenchRow& r) { return fixed(r.events_per_core / 1e6, 2); });
     } else {
       table("CPU-us/tuple", [](const BenchRow& r) { return figure(r.cpu_us_per_tuple.median); });
+      if (meta.wake_cost_us) {
+        table("x wake floor", [&](const BenchRow& r) {
+          const auto ratio = r.rate.kind == RatePoint::Kind::max ? std::nullopt : wake_floor_ratio(meta, r);
+          return ratio ? fixed(*ratio, 2) : std::string("-");
+        });
+      }
     }
     // The best fixed mode at each rate, and adaptive against it (the goal is ≤ 1.1); then the
     // same among the fixed modes whose p99 met the budget ("at the latency I need"), and
@@ -365,6 +395,10 @@ std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
          "best in budget: the cheapest fixed mode whose median p99 was within the latency "
          "budget (none: no fixed mode was); adaptive/that: adaptive's CPU per tuple against it; "
          "adaptive p99: whether adaptive's median p99 was within the budget.\n";
+  if (meta.wake_cost_us) {
+    out << "x wake floor: CPU per tuple over (blocking waits and sleeps per tuple, both nodes) x "
+           "the calibrated cost of one wake-up; 1.00 would be nothing but wake-ups.\n";
+  }
   return out.str();
 }
 

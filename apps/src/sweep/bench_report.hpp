@@ -24,6 +24,8 @@ struct BenchMeta {
   // iperf3 over loopback in the same sweep (nullopt: not run).
   std::optional<double> iperf_bytes_per_s;
   std::optional<double> iperf_cores;  // sender + receiver CPU, in cores
+  // The calibration's machine CPU-µs per wake-up (wake_cost.hpp; nullopt: not run).
+  std::optional<double> wake_cost_us;
 };
 
 [[nodiscard]] BenchMeta describe_machine(const std::string& command);
@@ -62,7 +64,14 @@ struct BenchRow {
   // and blocked, and switches between sleep and block per second.
   double receiver_spin_share = 0, receiver_sleep_share = 0, receiver_block_share = 0;
   double receiver_switches_per_s = 0, sender_switches_per_s = 0;
+  // Blocking waits and sleeps of both nodes' threads per tuple (median): each ends in a
+  // wake-up, so with BenchMeta::wake_cost_us they make the point's floor (wake_floor_ratio()).
+  double wakeups_per_tuple = 0;
 };
+
+// The point's CPU per tuple against its wake-up floor (wake-ups per tuple × the cost of one);
+// nullopt without a calibration or without wake-ups (busy).
+[[nodiscard]] std::optional<double> wake_floor_ratio(const BenchMeta& meta, const BenchRow& row);
 
 [[nodiscard]] Spread spread_of(std::vector<double> values);
 

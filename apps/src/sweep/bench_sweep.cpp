@@ -21,6 +21,7 @@
 
 #include "sweep/bench_report.hpp"
 #include "sweep/bench_streams.hpp"
+#include "sweep/wake_cost.hpp"
 #include "launch/launcher.hpp"
 
 extern char** environ;
@@ -196,7 +197,8 @@ nlohmann::json grid_json(const BenchGrid& grid) {
           {"rates", rates},            {"tuple_bytes", grid.tuple_bytes},
           {"batch_bytes", grid.batch_bytes}, {"streams", grid.streams}, {"repeats", grid.repeats},
           {"duration_s", grid.duration.count()}, {"warmup_s", grid.warmup.count()},
-          {"latency_budget_us", grid.latency_budget_us}};
+          {"latency_budget_us", grid.latency_budget_us},
+          {"flush_us", grid.flush_us ? nlohmann::json(*grid.flush_us) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace
@@ -212,6 +214,7 @@ BenchSample run_bench_launch(const BenchOptions& options, const NetworkSpec& bas
   if (!grid.provider.empty() && group.medium != "tcp") overrides.provider = grid.provider;
   overrides.wait = run.wait;
   overrides.latency_budget_us = grid.latency_budget_us;
+  overrides.flush_us = grid.flush_us;
   overrides.batch_bytes = group.batch_bytes;
   if (group.tuple_bytes > 0) overrides.tuple_bytes = group.tuple_bytes;
   if (grid.network) {
@@ -318,13 +321,24 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   if (options.iperf && measure_iperf(meta, progress) && progress != nullptr) {
     *progress << "bench: iperf3 over loopback: " << *meta.iperf_bytes_per_s / 1e6 << " MB/s\n";
   }
+  // The wake-up floor's calibration (wake_cost.hpp): half a second on an idle machine.
+  if (auto cost = measure_wake_cost(std::chrono::milliseconds(500))) {
+    meta.wake_cost_us = cost.value().cpu_us_per_wakeup;
+    if (progress != nullptr) {
+      *progress << "bench: one wake-up costs " << *meta.wake_cost_us << " machine CPU-us ("
+                << cost.value().wakeups << " in " << cost.value().seconds << " s)\n";
+    }
+  } else if (progress != nullptr) {
+    *progress << "bench: " << cost.error().message << "; no wake-up floor in this sweep\n";
+  }
   jsonl << nlohmann::json{{"kind", "bench"},      {"host", meta.host},
                           {"cpus", meta.cpus},    {"kernel", meta.kernel},
                           {"cpu", meta.cpu_model}, {"commit", meta.commit},
                           {"date", meta.date},    {"command", meta.command},
                           {"grid", grid_json(grid)},
                           {"iperf3_bytes_per_s", meta.iperf_bytes_per_s ? nlohmann::json(*meta.iperf_bytes_per_s) : nlohmann::json(nullptr)},
-                          {"iperf3_cores", meta.iperf_cores ? nlohmann::json(*meta.iperf_cores) : nlohmann::json(nullptr)}}
+                          {"iperf3_cores", meta.iperf_cores ? nlohmann::json(*meta.iperf_cores) : nlohmann::json(nullptr)},
+                          {"wake_cost_us", meta.wake_cost_us ? nlohmann::json(*meta.wake_cost_us) : nlohmann::json(nullptr)}}
                .dump()
         << std::endl;
 
