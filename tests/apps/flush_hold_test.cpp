@@ -39,10 +39,12 @@ TEST(FlushHold, TheBudgetLessThePickupTheLatenessAndTheMargin) {
   const auto late = transport::RecentQuantile::upper_edge(
       transport::RecentQuantile::bucket_of(microseconds{30}));
   EXPECT_EQ(hold.lateness_p99(), late);
-  EXPECT_EQ(hold.get(), microseconds{1000 - 110 - 40} - late);
+  EXPECT_EQ(late, nanoseconds{32768});
+  // Pickup and lateness combine as sqrt(40000^2 + 32768^2) = 51708 ns.
+  EXPECT_EQ(hold.get(), microseconds{1000 - 110} - nanoseconds{51708});
   // A later report replaces the earlier one; 0 ("none") goes back to the first hold.
-  hold.receiver_reports(100);
-  EXPECT_EQ(hold.get(), microseconds{1000 - 110 - 100} - late);
+  hold.receiver_reports(100);  // sqrt(100000^2 + 32768^2) = 105231 ns
+  EXPECT_EQ(hold.get(), microseconds{1000 - 110} - nanoseconds{105231});
   hold.receiver_reports(0);
   EXPECT_EQ(hold.get(), microseconds{500});
 }
