@@ -49,12 +49,15 @@ TEST(FlushHold, TheBudgetLessThePickupTheLatenessAndTheMargin) {
   EXPECT_EQ(hold.get(), microseconds{500});
 }
 
-TEST(FlushHold, NeverUnderAQuarterOfTheBudget) {
+TEST(FlushHold, NeverUnderTheHalfItStartsFrom) {
   FlushHold hold(microseconds{100}, microseconds{200});
   hold.receiver_reports(180);  // a receiver that sleeps through most of the budget
-  EXPECT_EQ(hold.get(), microseconds{50});
-  // A budget smaller than the margin: still a quarter of it.
-  EXPECT_EQ(FlushHold::within(microseconds{8}, nanoseconds{0}, nanoseconds{0}), microseconds{2});
+  EXPECT_EQ(hold.get(), microseconds{100});
+  hold.receiver_reports(20);  // 200 - 30 - 20
+  EXPECT_EQ(hold.get(), microseconds{150});
+  // A budget smaller than the margin: the least it was given.
+  EXPECT_EQ(FlushHold::within(microseconds{8}, nanoseconds{0}, nanoseconds{0}, microseconds{4}),
+            microseconds{4});
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 // interval). At low rates each frame costs a wake-up at both ends, so the longer a frame may be
 // held, the more tuples share them. A stream with `flush_us` holds frames that long. Otherwise
 // the hold adapts: the latency budget less the p99 of what follows the hold, less a margin
-// for the way between the hosts and the receiving boxes; never under a quarter of the budget.
+// for the way between the hosts and the receiving boxes; never under the half it starts from,
+// which is what the receiver's waits plan with (spec thread_wait(): they get the other half),
+// so a slow receiver gets the frames it got before and a quick one bigger frames.
 // What follows is the sender's lateness (measured here) and the receiver's pickup (its p99,
 // which tcp links send in their credit frames). Their p99s are combined as the root of the sum
 // of their squares, the p99 of the sum of two independent delays of that shape: adding them
@@ -31,7 +33,7 @@ class FlushHold {
  public:
   // Always `flush`.
   explicit FlushHold(std::chrono::nanoseconds flush) noexcept : hold_(flush), initial_(flush) {}
-  // `flush` until the receiver reports, then adapting within `budget`.
+  // `flush` until the receiver reports, then adapting within `budget`, never under `flush`.
   FlushHold(std::chrono::nanoseconds flush, std::chrono::nanoseconds budget) noexcept
       : hold_(flush), initial_(flush), budget_(budget) {}
 
@@ -60,14 +62,16 @@ class FlushHold {
   [[nodiscard]] static constexpr std::chrono::nanoseconds margin(std::chrono::nanoseconds budget) noexcept {
     return budget / 10 + std::chrono::microseconds{10};
   }
-  // The hold for a receiver's pickup p99 and the sender's lateness p99 within `budget`.
+  // The hold for a receiver's pickup p99 and the sender's lateness p99 within `budget`, at
+  // least `least`.
   [[nodiscard]] static std::chrono::nanoseconds within(std::chrono::nanoseconds budget,
                                                        std::chrono::nanoseconds pickup,
-                                                       std::chrono::nanoseconds late) noexcept {
+                                                       std::chrono::nanoseconds late,
+                                                       std::chrono::nanoseconds least) noexcept {
     const auto most = budget - margin(budget);
     const auto after = std::chrono::nanoseconds{static_cast<std::int64_t>(
         std::hypot(static_cast<double>(pickup.count()), static_cast<double>(late.count())))};
-    return std::clamp(most - after, budget / 4, std::max(budget / 4, most));
+    return std::clamp(most - after, least, std::max(least, most));
   }
 
  private:
@@ -76,7 +80,8 @@ class FlushHold {
   void recompute() noexcept {
     since_recompute_ = 0;
     hold_ = pickup_us_ == 0 ? initial_
-                            : within(budget_, std::chrono::microseconds{pickup_us_}, lateness_p99());
+                            : within(budget_, std::chrono::microseconds{pickup_us_},
+                                     lateness_p99(), initial_);
   }
 
   std::chrono::nanoseconds hold_;
