@@ -400,17 +400,30 @@ TEST(BenchStreams, RefusesAFileThatIsNotOneSourceSinkPairNamingIt) {
                            "--streams repeats a file's one source -> sink pair" + tail);
 }
 
-TEST(BenchCommand, ManyStreamsShareTheRateAndEachCountIsAGroup) {
+// `boreal bench ARGS --out OUT`, with OUT in a temporary directory of its own: what it printed
+// and the JSON lines it wrote.
+struct BenchCommandRun {
+  explicit BenchCommandRun(const std::string& args)
+      : out_dir(dir.file("out")), out(run(std::string(BOREAL_BIN) + " bench " + args + " --out " + out_dir)) {}
+  [[nodiscard]] std::vector<nlohmann::json> lines() const {
+    return test::read_json_lines(out_dir + "/bench.jsonl");
+  }
+
   TempDir dir;
-  const std::string out_dir = dir.file("out");
-  const auto out = run(std::string(BOREAL_BIN) +
-                       " bench --media tcp --waits block --rates 30k --streams 1,3 --repeats 1 "
-                       "--duration 0.3 --warmup 0.1 --loops none --contaminated keep --no-iperf "
-                       "--no-plots --out " + out_dir);
+  const std::string out_dir;
+  const test::Output out;
+};
+
+TEST(BenchCommand, ManyStreamsShareTheRateAndEachCountIsAGroup) {
+  const BenchCommandRun bench("--media tcp --waits block --rates 30k --streams 1,3 --repeats 1 "
+                              "--duration 0.3 --warmup 0.1 --loops none --contaminated keep "
+                              "--no-iperf --no-plots");
+  const auto& out = bench.out;
+  const auto& out_dir = bench.out_dir;
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NE(out.text.find("tcp 64B 3 streams block 30000"), std::string::npos) << out.text;
   EXPECT_TRUE(std::filesystem::exists(out_dir + "/streams-3.yaml"));
-  const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
+  const auto lines = bench.lines();
   ASSERT_EQ(lines.size(), 3U);
   EXPECT_EQ(lines[0]["grid"]["streams"], (nlohmann::json{1, 3}));
   // Every source offers its share of the total.
@@ -487,17 +500,16 @@ TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {
 }
 
 TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
-  TempDir dir;
-  const std::string out_dir = dir.file("out");
-  const auto out = run(std::string(BOREAL_BIN) +
-                       " bench --media tcp --waits block,sleep --rates idle,50%,max --repeats 1 "
-                       "--duration 0.3 --warmup 0.1 --loops epoll-et,sigio --loop-rates 20k "
-                       "--contaminated keep --no-iperf --no-plots --out " + out_dir);
+  const BenchCommandRun bench("--media tcp --waits block,sleep --rates idle,50%,max --repeats 1 "
+                              "--duration 0.3 --warmup 0.1 --loops epoll-et,sigio --loop-rates 20k "
+                              "--contaminated keep --no-iperf --no-plots");
+  const auto& out = bench.out;
+  const auto& out_dir = bench.out_dir;
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NE(out.text.find("[  6/8 "), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("[  8/8] event loop sigio 20000 #1: "), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("  best fixed "), std::string::npos) << out.text;
-  const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
+  const auto lines = bench.lines();
   ASSERT_EQ(lines.size(), 9U);  // the header, six runs and two event-loop runs
   EXPECT_EQ(lines[7]["kind"], "event_loop");
   EXPECT_EQ(lines[7]["strategy"], "epoll-et");
@@ -604,17 +616,15 @@ class Burner {
 };
 
 TEST(BenchCommand, AContaminatedRunIsRepeatedOnceAndKeptWithItsReason) {
-  TempDir dir;
-  const std::string out_dir = dir.file("out");
   const Burner burner;
   ASSERT_GT(burner.pid(), 0);
-  const auto out = run(std::string(BOREAL_BIN) +
-                       " bench --media tcp --waits block --rates 10k --repeats 1 --duration 0.5 "
-                       "--warmup 0.1 --loops none --no-iperf --no-plots --out " + out_dir);
+  const BenchCommandRun bench("--media tcp --waits block --rates 10k --repeats 1 --duration 0.5 "
+                              "--warmup 0.1 --loops none --no-iperf --no-plots");
+  const auto& out = bench.out;
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NE(out.text.find("): contaminated, repeating it once\n"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find(" (contaminated again: kept)\n"), std::string::npos) << out.text;
-  const auto lines = test::read_json_lines(out_dir + "/bench.jsonl");
+  const auto lines = bench.lines();
   ASSERT_EQ(lines.size(), 3U);  // the header, the discarded run and its repeat
   for (std::size_t i : {1U, 2U}) {
     EXPECT_TRUE(lines[i]["contaminated"].get<bool>()) << lines[i].dump();
@@ -632,12 +642,11 @@ TEST(BenchCommand, AContaminatedRunIsRepeatedOnceAndKeptWithItsReason) {
   EXPECT_FALSE(lines[2]["bench"].contains("discarded"));
   EXPECT_EQ(lines[2]["bench"]["repeated_after_other_cores"], lines[1]["cores_used"]["other"]);
   // --contaminated keep: one run, kept as it is.
-  const auto kept = run(std::string(BOREAL_BIN) +
-                        " bench --media tcp --waits block --rates 10k --repeats 1 --duration 0.5 "
-                        "--warmup 0.1 --loops none --contaminated keep --no-iperf --no-plots --out " + out_dir);
-  ASSERT_EQ(kept.status, 0) << kept.text;
-  EXPECT_NE(kept.text.find(" (contaminated: kept)\n"), std::string::npos) << kept.text;
-  EXPECT_EQ(test::read_json_lines(out_dir + "/bench.jsonl").size(), 2U);
+  const BenchCommandRun kept("--media tcp --waits block --rates 10k --repeats 1 --duration 0.5 "
+                             "--warmup 0.1 --loops none --contaminated keep --no-iperf --no-plots");
+  ASSERT_EQ(kept.out.status, 0) << kept.out.text;
+  EXPECT_NE(kept.out.text.find(" (contaminated: kept)\n"), std::string::npos) << kept.out.text;
+  EXPECT_EQ(kept.lines().size(), 2U);
 }
 
 // --soak DURATION: whole seconds, or with s, m or h; anything else names the flag and value.
