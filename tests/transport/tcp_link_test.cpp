@@ -146,6 +146,41 @@ TEST(TcpLink, TwoHundredThousandSmallFramesArriveInOrderWithoutAllocating) {
   EXPECT_EQ(pair.recv->error(), nullptr);
 }
 
+// A block-mode thread arms its waits once per wake-up, outside io_context::run (where asio
+// would recycle handler memory): every wait, the socket's and the loop's timer, must still
+// allocate nothing. One frame per round: arm, send, block until the receiver's socket is
+// readable, read.
+TEST(TcpLink, BlockingOncePerFrameAllocatesNothing) {
+  const auto options = options_for(10, 8, 64, 16, 4);
+  Pair pair(options);
+  CheckingSink sink(8);
+  std::uint64_t allocations = 0;
+  std::uint64_t blocked = 0;
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    Claim claim;
+    ASSERT_TRUE(pump_until([&] { pair.step(sink); },
+                           [&] { return pair.send->try_claim(claim) == SendStatus::ok; }));
+    // Counted from the 100th round on: set-up and the first waits are excluded.
+    g_counting = i >= 100;
+    // Nothing has arrived: the receiver's arm issues its read wait.
+    const bool armed = pair.loop.try_arm();
+    testing::fill_tuple(claim.payload.data(), 8, i);
+    pair.send->commit(claim, 1, 8);
+    pair.send->do_work();
+    if (armed) {
+      blocked += pair.loop.wait(std::chrono::seconds(5)) ? 1 : 0;
+    }
+    pair.loop.disarm();
+    ASSERT_TRUE(pump_until([&] { pair.step(sink); }, [&] { return sink.frames == i + 1; }));
+    g_counting = false;
+  }
+  allocations = g_allocations.exchange(0);
+  EXPECT_EQ(sink.frames, 300U);
+  EXPECT_EQ(sink.bad_sequence_at, 0U);
+  EXPECT_GT(blocked, 150U);  // most rounds really blocked and were woken
+  EXPECT_EQ(allocations, 0U) << "arming and blocking allocated";
+}
+
 TEST(TcpLink, SlowReceiverBackPressuresSenderWithinItsWindow) {
   constexpr std::uint64_t kFrames = 1'500;
   constexpr std::uint32_t kWindow = 8;

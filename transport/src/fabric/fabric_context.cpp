@@ -319,11 +319,11 @@ bool FabricContext::arm() {
   if (wait_pending_) return true;
   wait_pending_ = true;
   descriptor_->async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                          [this, alive = alive_](const boost::system::error_code& ec) {
+                          with_memory(wait_memory_, [this, alive = alive_](const boost::system::error_code& ec) {
                             if (!*alive || ec == boost::asio::error::operation_aborted) return;
                             wait_pending_ = false;
                             loop_.notify();
-                          });
+                          }));
   return true;
 }
 

@@ -219,6 +219,9 @@ class FabricContext {
   std::optional<boost::asio::posix::stream_descriptor> descriptor_;
   boost::asio::steady_timer recheck_;
   bool wait_pending_ = false;
+  // The completion fd wait's handler, so a block-mode wake-up allocates nothing
+  // (handler_memory.hpp).
+  SharedHandlerMemory wait_memory_ = make_handler_memory();
 };
 
 }  // namespace boreal::transport::fabric_medium

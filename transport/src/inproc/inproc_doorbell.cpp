@@ -21,7 +21,7 @@ void Doorbell::listen() {
   if (pending_) return;
   pending_ = true;
   descriptor_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                         [this](const boost::system::error_code& ec) {
+                         with_memory(memory_, [this](const boost::system::error_code& ec) {
                            if (ec == boost::asio::error::operation_aborted) return;
                            pending_ = false;
                            // Reset the counter so the next write is a fresh edge. A failed
@@ -31,7 +31,7 @@ void Doorbell::listen() {
                                ::read(descriptor_.native_handle(), &count, sizeof count);
                            ++read_calls_;
                            loop_.notify();
-                         });
+                         }));
 }
 
 }  // namespace boreal::transport::inproc_medium

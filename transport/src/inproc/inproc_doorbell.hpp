@@ -30,6 +30,7 @@ class Doorbell {
   boost::asio::posix::stream_descriptor descriptor_;
   std::uint64_t& read_calls_;
   bool pending_ = false;
+  SharedHandlerMemory memory_ = make_handler_memory();  // the wait's handler (handler_memory.hpp)
 };
 
 }  // namespace boreal::transport::inproc_medium

@@ -341,20 +341,22 @@ bool TcpRecvLink::arm() {
   if (!read_wait_pending_ && state_ != LinkState::finished) {
     read_wait_pending_ = true;
     socket_->async_wait(Socket::wait_read,
-                        [this, alive = alive_](const boost::system::error_code&) {
-                          if (!*alive) return;
-                          read_wait_pending_ = false;
-                          loop_.notify();
-                        });
+                        with_memory(read_wait_memory_,
+                                    [this, alive = alive_](const boost::system::error_code&) {
+                                      if (!*alive) return;
+                                      read_wait_pending_ = false;
+                                      loop_.notify();
+                                    }));
   }
   if (!control_out_.empty() && !write_wait_pending_) {
     write_wait_pending_ = true;
     socket_->async_wait(Socket::wait_write,
-                        [this, alive = alive_](const boost::system::error_code&) {
-                          if (!*alive) return;
-                          write_wait_pending_ = false;
-                          loop_.notify();
-                        });
+                        with_memory(write_wait_memory_,
+                                    [this, alive = alive_](const boost::system::error_code&) {
+                                      if (!*alive) return;
+                                      write_wait_pending_ = false;
+                                      loop_.notify();
+                                    }));
   }
   boost::system::error_code ec;
   return socket_->available(ec) == 0 && !ec;

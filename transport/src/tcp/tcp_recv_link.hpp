@@ -11,6 +11,7 @@
 
 #include <boreal/transport/credit_window.hpp>
 #include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/handler_memory.hpp>
 #include <boreal/transport/link.hpp>
 #include <boreal/transport/recent_quantile.hpp>
 
@@ -98,6 +99,9 @@ class TcpRecvLink final : public RecvLink {
   bool peer_closed_ = false;
   bool read_wait_pending_ = false;
   bool write_wait_pending_ = false;
+  // The two waits' handlers, so a block-mode wake-up allocates nothing (handler_memory.hpp).
+  SharedHandlerMemory read_wait_memory_ = make_handler_memory();
+  SharedHandlerMemory write_wait_memory_ = make_handler_memory();
 };
 
 }  // namespace boreal::transport::tcp_medium

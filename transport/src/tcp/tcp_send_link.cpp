@@ -25,6 +25,7 @@
 
 #include <boreal/transport/buffer_pool.hpp>
 #include <boreal/transport/credit_window.hpp>
+#include <boreal/transport/handler_memory.hpp>
 #include <boreal/transport/tcp_medium.hpp>
 
 #include "core/backup_queue.hpp"
@@ -109,21 +110,23 @@ class TcpSendLink final : public SendLink {
     if (!read_wait_pending_) {
       read_wait_pending_ = true;
       socket_.async_wait(tcp::socket::wait_read,
-                         [this, alive = alive_](const boost::system::error_code&) {
-                           if (!*alive) return;
-                           read_wait_pending_ = false;
-                           loop_.notify();
-                         });
+                         with_memory(read_wait_memory_,
+                                     [this, alive = alive_](const boost::system::error_code&) {
+                                       if (!*alive) return;
+                                       read_wait_pending_ = false;
+                                       loop_.notify();
+                                     }));
     }
     if (write_blocked_ && can_write && !write_wait_pending_) {
       write_wait_pending_ = true;
       socket_.async_wait(tcp::socket::wait_write,
-                         [this, alive = alive_](const boost::system::error_code&) {
-                           if (!*alive) return;
-                           write_wait_pending_ = false;
-                           write_blocked_ = false;
-                           loop_.notify();
-                         });
+                         with_memory(write_wait_memory_,
+                                     [this, alive = alive_](const boost::system::error_code&) {
+                                       if (!*alive) return;
+                                       write_wait_pending_ = false;
+                                       write_blocked_ = false;
+                                       loop_.notify();
+                                     }));
     }
     boost::system::error_code ec;
     return socket_.available(ec) == 0 && !ec;
@@ -447,6 +450,9 @@ class TcpSendLink final : public SendLink {
   bool write_blocked_ = false;
   bool read_wait_pending_ = false;
   bool write_wait_pending_ = false;
+  // The two waits' handlers, so a block-mode wake-up allocates nothing (handler_memory.hpp).
+  SharedHandlerMemory read_wait_memory_ = make_handler_memory();
+  SharedHandlerMemory write_wait_memory_ = make_handler_memory();
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <boreal/transport/handler_memory.hpp>
 #include <boreal/transport/waitable.hpp>
 
 namespace boreal::transport {
@@ -65,6 +66,8 @@ class EventLoop final : public Waitable {
   boost::asio::io_context context_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
   boost::asio::steady_timer timer_;
+  // The timer wait's handler, so a timed block allocates nothing (handler_memory.hpp).
+  SharedHandlerMemory timer_memory_ = make_handler_memory();
   std::vector<std::function<bool()>> sources_;
   std::chrono::steady_clock::time_point last_poll_{};
   std::uint64_t timer_generation_ = 0;
