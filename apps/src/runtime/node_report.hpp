@@ -37,7 +37,8 @@ struct LinkReport {
   std::uint64_t backlog_peak_bytes = 0;
   double backpressured_s = 0;
   // Sending: how long a partly filled frame was held at the end of the run, and the sender's
-  // lateness p99 past that hold (runtime/flush_hold.hpp); 0 when it never flushed late.
+  // lateness p99 past that hold (runtime/flush_hold.hpp); 0 for a fixed hold (not measured)
+  // or before 32 frames left at their deadline.
   double hold_us = 0;
   double late_p99_us = 0;
 };
