@@ -49,6 +49,7 @@ MetricsSample two_threads() {
   l0.stats.reconnects = 1;
   l0.stats.read_calls = 99;  // not exported
   l0.backpressured_s = 0.125;
+  l0.stats.pickup_p99_us = 21;
   f0.links.push_back(l0);
   f0.boxes.push_back({1000, 900});
   f0.boxes.push_back({900, 0});
@@ -77,6 +78,7 @@ MetricsSample two_threads() {
   l1.stats.credit_stalls = 5;
   l1.occupancy = {3, 5, 64};
   l1.backlog_bytes = 128;
+  l1.hold_s = 0.00025;
   f1.links.push_back(l1);
   f1.boxes.push_back({0, 1200});
 
@@ -166,6 +168,13 @@ boreal_link_send_buffers{node="dst",link="dst/1->dst/0:local",stream="local",pee
 # HELP boreal_link_backlog_bytes Sending end: bytes of rows its writer holds back for lack of credit.
 # TYPE boreal_link_backlog_bytes gauge
 boreal_link_backlog_bytes{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 128
+# HELP boreal_link_pickup_p99_seconds The receiver's pickup latency p99 (a frame's arrival at its host to its thread reading it), as last reported in a credit frame; 0: no report.
+# TYPE boreal_link_pickup_p99_seconds gauge
+boreal_link_pickup_p99_seconds{node="dst",link="src->dst:ticks",stream="ticks",peer="src",direction="recv",medium="tcp"} 2.1e-05
+boreal_link_pickup_p99_seconds{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0
+# HELP boreal_link_flush_hold_seconds Sending end: how long a partly filled frame is held before it leaves.
+# TYPE boreal_link_flush_hold_seconds gauge
+boreal_link_flush_hold_seconds{node="dst",link="dst/1->dst/0:local",stream="local",peer="dst/0",direction="send",medium="inproc"} 0.00025
 # HELP boreal_box_tuples_in_total Tuples the box took in (every box but sources).
 # TYPE boreal_box_tuples_in_total counter
 boreal_box_tuples_in_total{node="dst",box="keep",type="filter",thread="0"} 1000
@@ -366,7 +375,7 @@ TEST(MetricsText, EveryFamilyHasHelpTypeAndSeriesAndCountersEndInTotal) {
     ASSERT_EQ(line.rfind(family + "{node=\"dst\"", 0), 0U) << line;
     ++series;
   }
-  EXPECT_EQ(families, 27);
+  EXPECT_EQ(families, 29);
   EXPECT_GT(series, families);
 }
 

@@ -35,6 +35,7 @@ struct LinkFigures {
   // and the bytes of rows its writer holds back for lack of credit (link_ports.hpp).
   transport::SendOccupancy occupancy;
   std::uint64_t backlog_bytes = 0;
+  double hold_s = 0;  // sending ends: how long a partly filled frame is held now (flush_hold.hpp)
 };
 
 // The live latency histogram of a sink (docs/metrics.md, "Per sink"): the sink's own

@@ -219,10 +219,10 @@ void ThreadMeter::publish_metrics() {
   std::size_t i = 0;
   for (const auto& writer : graph_.writers) {
     f.links[i++] = {writer->link().stats(), seconds(writer->backpressured()),
-                    writer->link().occupancy(), writer->backlog_bytes()};
+                    writer->link().occupancy(), writer->backlog_bytes(), seconds(writer->hold().get())};
   }
   for (const auto& reader : graph_.readers) {
-    f.links[i++] = {reader->link().stats(), seconds(reader->backpressured()), {}, 0};
+    f.links[i++] = {reader->link().stats(), seconds(reader->backpressured()), {}, 0, 0};
   }
   // Same order as metrics_labels(): sources summed per box, operators, sinks.
   std::size_t b = 0;
