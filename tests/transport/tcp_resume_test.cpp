@@ -17,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 
@@ -246,6 +247,70 @@ TEST(TcpResume, ASecondSenderOfAConnectedStreamIsRefused) {
 
 // A receiving node that acknowledges by hand (after a checkpoint) is replaced by a new one
 // that resumes after the last acknowledged frame: the sender replays from there.
+// Frames that had credit on a lost connection but were not written yet (the socket was full)
+// must not follow the hello on the next connection: the receiver's ack says where to resume,
+// and anything before it would arrive out of sequence. A raw receiver that never reads fills
+// the sender's socket, resets the connection, and on the next one sees nothing but the hello
+// until it answers.
+TEST(TcpResume, NothingFollowsTheHelloUntilTheReceiverSaysWhereToResume) {
+  auto o = options();
+  o.max_payload_bytes = 60'000 / kTupleBytes * kTupleBytes;
+  o.window = 256;  // 15 MB: more than the loopback socket buffers hold
+  EventLoop loop;
+  asio::io_context raw;
+  tcp::acceptor acceptor(raw, {asio::ip::make_address("127.0.0.1"), 0});
+  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", acceptor.local_endpoint().port()}, o))
+                  .value();
+  const auto accept_hello = [&] {
+    tcp::socket peer(raw);
+    acceptor.accept(peer);
+    std::array<std::byte, 2 * kFrameHeaderBytes> hello{};  // header + HelloPayload
+    asio::read(peer, asio::buffer(hello));
+    peer.non_blocking(true);
+    return peer;
+  };
+  const auto answer = [&](tcp::socket& peer, std::uint64_t resume_after, std::uint64_t credit) {
+    std::array<std::byte, 2 * kFrameHeaderBytes> control{};
+    encode_header({.flags = kFlagAck, .stream_id = o.stream_id, .sequence = resume_after}, {},
+                  std::span<std::byte, kFrameHeaderBytes>(control.data(), kFrameHeaderBytes));
+    encode_header({.flags = kFlagCredit, .stream_id = o.stream_id, .sequence = credit}, {},
+                  std::span<std::byte, kFrameHeaderBytes>(control.data() + kFrameHeaderBytes,
+                                                          kFrameHeaderBytes));
+    asio::write(peer, asio::buffer(control));
+  };
+  auto step = [&] {
+    loop.do_work(Clock::now());
+    send->do_work();
+  };
+  std::future<tcp::socket> first = std::async(std::launch::async, accept_hello);
+  ASSERT_TRUE(pump_until(step, [&] {
+    return first.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }));
+  tcp::socket peer = first.get();
+  answer(peer, 0, o.window);
+  // 256 frames of 60 kB with credit for all; the peer reads nothing, so the socket fills and
+  // some credited frames stay unwritten.
+  CountingSource source(*send, o.window, kTupleBytes, o.max_payload_bytes / kTupleBytes, 5);
+  ASSERT_TRUE(pump_until([&] {
+    source.offer();
+    step();
+  }, [&] { return source.frames_sent == o.window && send->stats().would_block > 0; }));
+  peer.set_option(asio::socket_base::linger(true, 0));
+  peer.close();  // a reset: the sender reconnects
+
+  std::future<tcp::socket> second = std::async(std::launch::async, accept_hello);
+  ASSERT_TRUE(pump_until(step, [&] {
+    return second.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }));
+  tcp::socket again = second.get();
+  for (int i = 0; i < 50; ++i) {
+    step();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(again.available(), 0U) << "the sender wrote after its hello without an ack";
+  EXPECT_EQ(send->state(), LinkState::connecting);
+}
+
 TEST(TcpResume, ARestartedReceiverResumesAfterItsLastAcknowledgement) {
   constexpr std::uint64_t kFrames = 3'000;
   constexpr std::uint64_t kAcked = 1'000;

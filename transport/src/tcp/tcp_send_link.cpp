@@ -320,6 +320,10 @@ class TcpSendLink final : public SendLink {
   }
 
   int write_frames() {
+    // Nothing before the receiver says where to resume: frames that had credit on a lost
+    // connection but were not written yet would otherwise follow the hello at once, ahead
+    // of the replay the receiver's ack asks for, and it would see a sequence gap.
+    if (awaiting_resume_) return 0;
     // Frames spend this connection's credit as they go out (a replay needs it as much as a
     // first send); held output goes no further than it was released.
     backup_.spend(credits_);
