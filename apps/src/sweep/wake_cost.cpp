@@ -79,20 +79,28 @@ transport::Result<WakeCost> measure_wake_cost(std::chrono::duration<double> leng
       mine.wake();
     }
   });
-  auto window = transport::MachineWindow::start();
+  // Only /proc/stat around the exchange: MachineWindow's census of every process would put
+  // its own CPU inside the window.
+  const int cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  const auto before = transport::MachineCpu::sample();
   const auto start = std::chrono::steady_clock::now();
   const auto until = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(length);
   std::uint64_t round_trips = 0;
-  while (std::chrono::steady_clock::now() < until) {
+  while (before && std::chrono::steady_clock::now() < until) {
     theirs.wake();
     mine.await();
     ++round_trips;
   }
   const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
-  auto report = window ? window.value().stop() : transport::Result<transport::MachineCpuReport>(window.error());
+  const auto after = transport::MachineCpu::sample();
   stop.store(true, std::memory_order_release);
   theirs.wake();
   partner.join();
+  transport::Result<transport::MachineCpuReport> report =
+      !before ? transport::Result<transport::MachineCpuReport>(before.error())
+      : !after ? transport::Result<transport::MachineCpuReport>(after.error())
+               : transport::Result<transport::MachineCpuReport>(
+                     transport::make_machine_report(before.value(), after.value(), wall, cpus));
   if (!report) return std::move(report).error();
   WakeCost cost;
   cost.wakeups = 2 * round_trips;

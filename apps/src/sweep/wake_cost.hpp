@@ -5,8 +5,9 @@
 //
 // Two threads pass a token back and forth through two eventfds, each blocking in epoll_wait
 // for its turn as a node's `block` thread does; the machine's busy CPU over the exchange
-// (wall × CPUs − idle, as the bench measures its runs), divided by the wake-ups, is the cost
-// of one: the waker's write, the switch into the woken thread, its epoll_wait and read.
+// (wall × CPUs − idle from /proc/stat, as the bench measures its runs, clamped to the
+// exchange's capacity), divided by the wake-ups, is the cost of one: the waker's write, the
+// switch into the woken thread, its epoll_wait and read.
 #pragma once
 
 #include <chrono>
