@@ -306,11 +306,11 @@ bool FabricContext::arm() {
     if (wait_pending_) return true;
     wait_pending_ = true;
     recheck_.expires_after(kNoFdRecheck);
-    recheck_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    recheck_.async_wait(with_memory(wait_memory_, [this, alive = alive_](const boost::system::error_code& ec) {
       if (!*alive || ec == boost::asio::error::operation_aborted) return;
       wait_pending_ = false;
       loop_.notify();
-    });
+    }));
     return true;
   }
   fid* cq_fid = &cq_->fid;

@@ -102,11 +102,11 @@ class WakeTimer {
     pending_ = true;
     at_ = deadline;
     timer_.expires_at(deadline);
-    timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    timer_.async_wait(with_memory(memory_, [this, alive = alive_](const boost::system::error_code& ec) {
       if (!*alive || ec == boost::asio::error::operation_aborted) return;
       pending_ = false;
       loop_.notify();
-    });
+    }));
   }
 
  private:
@@ -115,6 +115,7 @@ class WakeTimer {
   boost::asio::steady_timer timer_;
   std::chrono::steady_clock::time_point at_{};
   bool pending_ = false;
+  SharedHandlerMemory memory_ = make_handler_memory();  // the wait's handler (handler_memory.hpp)
 };
 
 class FabricContext {
@@ -219,8 +220,8 @@ class FabricContext {
   std::optional<boost::asio::posix::stream_descriptor> descriptor_;
   boost::asio::steady_timer recheck_;
   bool wait_pending_ = false;
-  // The completion fd wait's handler, so a block-mode wake-up allocates nothing
-  // (handler_memory.hpp).
+  // The wait's handler (the completion fd's, or the recheck timer's when there is no fd), so
+  // a block-mode wake-up allocates nothing (handler_memory.hpp).
   SharedHandlerMemory wait_memory_ = make_handler_memory();
 };
 
