@@ -96,17 +96,14 @@ transport::Result<WakeCost> measure_wake_cost(std::chrono::duration<double> leng
   stop.store(true, std::memory_order_release);
   theirs.wake();
   partner.join();
-  transport::Result<transport::MachineCpuReport> report =
-      !before ? transport::Result<transport::MachineCpuReport>(before.error())
-      : !after ? transport::Result<transport::MachineCpuReport>(after.error())
-               : transport::Result<transport::MachineCpuReport>(
-                     transport::make_machine_report(before.value(), after.value(), wall, cpus));
-  if (!report) return std::move(report).error();
+  if (!before) return before.error();
+  if (!after) return after.error();
+  const auto report = transport::make_machine_report(before.value(), after.value(), wall, cpus);
   WakeCost cost;
   cost.wakeups = 2 * round_trips;
   cost.seconds = wall.count();
   if (cost.wakeups > 0) {
-    cost.cpu_us_per_wakeup = report.value().busy_cpu_s * 1e6 / static_cast<double>(cost.wakeups);
+    cost.cpu_us_per_wakeup = report.busy_cpu_s * 1e6 / static_cast<double>(cost.wakeups);
   }
   return cost;
 }
