@@ -183,6 +183,8 @@ void LatencySink::consume(const BatchView& batch) {
   const std::int64_t now = clock_();
   const FieldRef<std::int64_t> ts{offset_};  // a timestamp is stored as int64 ns too
   for (Row row : batch) histogram_.record(now - ts.get(row));
+  last_now_ = now;
+  last_first_time_ = ts.get(batch.row(0));
 }
 
 }  // namespace boreal::ops

@@ -88,6 +88,33 @@ TEST_P(EveryWaitMode, AllTuplesArriveOnceInOrderWithTheSendersChecksum) {
   // Tuples are stamped with their scheduled send time, never one in the future.
   EXPECT_EQ((*receiver)["latency_us"]["samples"], 100000);
   EXPECT_EQ((*receiver)["latency_us"]["negative"], 0);
+
+  // The latency breakdown (docs/design.md, "Where the latency goes"): the source times every
+  // frame it committed, the sink every frame the tcp link stamped, in three stages.
+  const json& sent_stages = (*sender)["latency_stages"];
+  ASSERT_EQ(sent_stages.size(), 1u) << sent_stages.dump();
+  EXPECT_EQ(sent_stages[0]["box"], "gen");
+  EXPECT_EQ(sent_stages[0]["stage"], "due_to_committed");
+  EXPECT_EQ(sent_stages[0]["latency_us"]["samples"], (*sender)["links"][0]["stats"]["frames"]);
+  // Not always every frame: Linux switches arrival stamps on host-wide from a work queue after
+  // the first socket asks for them, so frames that arrive before that work ran carry none.
+  const json& received_stages = (*receiver)["latency_stages"];
+  ASSERT_EQ(received_stages.size(), 3u) << received_stages.dump();
+  const auto frames = (*receiver)["links"][0]["stats"]["frames"].get<std::uint64_t>();
+  const auto stamped = received_stages[0]["latency_us"]["samples"].get<std::uint64_t>();
+  EXPECT_LE(stamped, frames);
+  EXPECT_GT(stamped, frames / 2);
+  const char* names[] = {"due_to_arrived", "arrived_to_read", "read_to_sink"};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(received_stages[i]["box"], "check");
+    EXPECT_EQ(received_stages[i]["stage"], names[i]);
+    EXPECT_EQ(received_stages[i]["latency_us"]["samples"], stamped) << received_stages[i].dump();
+    EXPECT_EQ(received_stages[i]["latency_us"]["negative"], 0) << received_stages[i].dump();
+  }
+  // The run summary lists them too, with their nodes.
+  ASSERT_EQ(summary["latency_stages"].size(), 4u);
+  EXPECT_EQ(summary["latency_stages"][0]["node"], "src");
+  EXPECT_EQ(summary["latency_stages"][3]["node"], "dst");
 }
 
 INSTANTIATE_TEST_SUITE_P(Loopback, EveryWaitMode,

@@ -109,8 +109,14 @@ TEST(MachineShare, SetsTheFiguresAndMarksOtherLoadContaminated) {
 TEST(MachineShare, NodeReportsKeepTheirProcessAndTheWindowsProcesses) {
   NodeReport r = node("dst", 102, 100, "vm");
   r.machine = window();
+  r.latency_stages = {{"check", "arrived_to_read", {2.5, 6.0, 40.0, 90.0, 1200, 0}}};
   const auto back = node_report_from_json(to_json(r));
   ASSERT_TRUE(back) << back.error().describe();
+  ASSERT_EQ(back.value().latency_stages.size(), 1U);
+  EXPECT_EQ(back.value().latency_stages[0].box, "check");
+  EXPECT_EQ(back.value().latency_stages[0].stage, "arrived_to_read");
+  EXPECT_EQ(back.value().latency_stages[0].latency.p99_us, 6.0);
+  EXPECT_EQ(back.value().latency_stages[0].latency.samples, 1200U);
   EXPECT_EQ(back.value().pid, 102);
   EXPECT_EQ(back.value().parent_pid, 100);
   EXPECT_EQ(back.value().host, "vm");

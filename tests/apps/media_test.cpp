@@ -158,6 +158,10 @@ TEST_P(MediumAndWait, EveryTupleArrivesOnceInOrderAndTheOutputIsByteIdentical) {
   EXPECT_EQ((*sender)["tuples_sent_measured"], 60000);
   EXPECT_EQ((*receiver)["latency_us"]["negative"], 0);
   EXPECT_TRUE((*receiver)["rejected"].empty()) << (*receiver)["rejected"].dump();
+  // The latency breakdown: only tcp stamps arrivals, so only there does the sink split its
+  // latency into stages (docs/design.md, "Where the latency goes").
+  EXPECT_EQ((*receiver)["latency_stages"].size(), std::string(medium.medium) == "tcp" ? 3u : 0u)
+      << (*receiver)["latency_stages"].dump();
 
   // Same seed, same bytes: the sink's file equals the one-process reference exactly.
   const std::string rows = read_file(output);

@@ -1,6 +1,8 @@
 // A check sink's content checksum (runtime/sink_task.hpp): taken by its own pass over each
 // batch, or folded in from the CRC its link reader took for the frame check
-// (SinkTask::expect_payload), with the same result.
+// (SinkTask::expect_payload), with the same result; and its latency breakdown.
+#include <time.h>
+
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -9,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <boreal/transport/crc32c.hpp>
+#include <boreal/transport/frame.hpp>
 
 #include "runtime/sink_task.hpp"
 
@@ -92,6 +95,54 @@ TEST_F(CheckSink, AByteCorruptedAfterAnEarlierCheckChangesTheContentChecksum) {
   EXPECT_NE(s->crc_, crc_of_all());
   EXPECT_EQ(s->lost_ + s->duplicated_ + s->out_of_order_, 0u);
   EXPECT_EQ(s->tuples_, 15u);
+}
+
+// The latency breakdown (SinkTask::Stages): a batch the link reader said arrived at A and was
+// read at R splits its first tuple's latency into due -> A, A -> R and R -> the sink's clock,
+// which add up to that latency exactly; a batch without stamps adds nothing to the stages.
+TEST(SinkStages, SplitTheFirstTuplesLatencyAtTheStampsTheReaderHandedOver) {
+  const auto schema = ops::Schema::make({{"seq", "i64"}, {"ts", "timestamp"}}).value();
+  auto made = SinkTask::make("check", "s", schema, SinkParams{}, nullptr);
+  ASSERT_TRUE(made) << made.error().message;
+  SinkTask& sink = *made.value();
+  ASSERT_NE(sink.stages(), nullptr);
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const std::int64_t due = transport::realtime_ns_of(now) - 10'000'000;  // 10 ms ago
+  auto stamped = [&](std::int64_t first, std::int64_t first_due) {
+    std::vector<std::byte> out(4 * 16);
+    for (std::int64_t i = 0; i < 4; ++i) {
+      const std::int64_t seq = first + i;
+      const std::int64_t ts = first_due + i * 1000;
+      std::memcpy(out.data() + i * 16, &seq, 8);
+      std::memcpy(out.data() + i * 16 + 8, &ts, 8);
+    }
+    return out;
+  };
+  const auto first = stamped(0, due);
+  sink.expect_arrival(due + 3'000'000, due + 5'000'000);
+  sink.consume(ops::BatchView::wrap(first, schema).value());
+  const SinkTask::Stages& stages = *sink.stages();
+  ASSERT_EQ(stages.due_to_arrived.count(), 1u);
+  ASSERT_EQ(stages.arrived_to_read.count(), 1u);
+  ASSERT_EQ(stages.read_to_sink.count(), 1u);
+  EXPECT_EQ(stages.due_to_arrived.max(), 3'000'000);
+  EXPECT_EQ(stages.arrived_to_read.max(), 2'000'000);
+  EXPECT_GE(stages.read_to_sink.max(), 5'000'000);  // the sink's clock read after "now" above
+  EXPECT_EQ(stages.due_to_arrived.max() + stages.arrived_to_read.max() + stages.read_to_sink.max(),
+            sink.latency().max());  // the first tuple's, the batch's oldest
+  EXPECT_EQ(sink.latency().count(), 4u);
+
+  const auto second = stamped(4, due + 4000);
+  sink.consume(ops::BatchView::wrap(second, schema).value());
+  EXPECT_EQ(stages.due_to_arrived.count(), 1u);
+  EXPECT_EQ(sink.latency().count(), 8u);
+
+  // A sink that records no latency (no timestamp field to take it from) has no stages.
+  auto untimed = SinkTask::make("check", "s", ops::Schema::make({{"seq", "i64"}}).value(),
+                                SinkParams{}, nullptr);
+  ASSERT_TRUE(untimed);
+  EXPECT_EQ(untimed.value()->stages(), nullptr);
 }
 
 }  // namespace

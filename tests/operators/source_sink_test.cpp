@@ -668,6 +668,27 @@ TEST(LatencySink, RecordsNowMinusTimestampWithAFakeClock) {
   EXPECT_EQ(h.max(), 900);
   EXPECT_EQ(h.negative_count(), 1u);
   EXPECT_EQ(h.percentile(50), 150);  // values 0, 50, 150, 700, 800, 900
+  // What a caller splitting the latency into stages needs: the last batch's clock reading
+  // and its first row's time.
+  EXPECT_EQ(sink->last_now_ns(), 250);
+  EXPECT_EQ(sink->last_first_time_ns(), 100);
+}
+
+TEST(LatencySink, AnEmptyBatchLeavesTheLastReadingAlone) {
+  const Schema schema = Schema::parse("seq:i64,ts:timestamp").value();
+  std::int64_t now = 0;
+  auto sink = LatencySink::make({.field = "ts", .clock = [&] { return now; }}, schema).value();
+  EXPECT_EQ(sink->last_now_ns(), 0);
+  EXPECT_EQ(sink->last_first_time_ns(), 0);
+  OwnedBatch batch(schema, 1);
+  FieldRef<std::int64_t>{8}.set(batch.append(), 40);
+  now = 70;
+  sink->consume(batch);
+  now = 90;
+  sink->consume(OwnedBatch(schema, 1));
+  EXPECT_EQ(sink->last_now_ns(), 70);
+  EXPECT_EQ(sink->last_first_time_ns(), 40);
+  EXPECT_EQ(sink->histogram().count(), 1u);
 }
 
 TEST(LatencySink, FieldMustBeATime) {

@@ -12,6 +12,8 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <gtest/gtest.h>
@@ -396,6 +398,38 @@ TEST(TcpLink, CreditFramesCarryTheReceiversPickupLatency) {
   EXPECT_GE(pair.recv->stats().pickup_p99_us, 2000U);
   EXPECT_EQ(pair.send->stats().pickup_p99_us, pair.recv->stats().pickup_p99_us);
   EXPECT_EQ(sink.bad_frames, 0U);
+}
+
+// The latency breakdown (frame.hpp, FrameView): every frame says when the kernel took it in
+// and when the read that completed it returned, both after the frame was committed and
+// before the poll that delivered it ended, arrival first.
+TEST(TcpLink, FramesSayWhenTheyArrivedAndWereRead) {
+  struct StampSink final : FrameSink {
+    std::vector<std::pair<std::int64_t, std::int64_t>> stamps;
+    void on_frame(const FrameView& frame) override {
+      stamps.emplace_back(frame.arrived_ns, frame.read_ns);
+    }
+  };
+  const auto options = options_for(12, 8, 64, 8, 1);
+  Pair pair(options);
+  StampSink sink;
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    Claim claim;
+    ASSERT_TRUE(pump_until([&] { pair.step(sink, false); },
+                           [&] { return pair.send->try_claim(claim) == SendStatus::ok; }));
+    testing::fill_tuple(claim.payload.data(), 8, i);
+    timespec before{};
+    ::clock_gettime(CLOCK_REALTIME, &before);
+    pair.send->commit(claim, 1, 8);
+    pair.send->do_work();
+    ASSERT_TRUE(pump_until([&] { pair.step(sink); }, [&] { return sink.stamps.size() == i + 1; }));
+    timespec after{};
+    ::clock_gettime(CLOCK_REALTIME, &after);
+    const auto [arrived, read] = sink.stamps.back();
+    EXPECT_LE(realtime_ns_of(before), arrived) << "frame " << i;
+    EXPECT_LE(arrived, read) << "frame " << i;
+    EXPECT_LE(read, realtime_ns_of(after)) << "frame " << i;
+  }
 }
 
 // One pass per payload at the receiving end: a sink that takes each payload's CRC (as a check

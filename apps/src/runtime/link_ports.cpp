@@ -212,7 +212,15 @@ void LinkReader::on_frame(const transport::FrameView& frame) {
   if (count > 0) {
     auto view = ops::BatchView::wrap(frame.payload, schema_, count);
     if (view) {
+      const bool timed = frame.arrived_ns != 0 && !timed_sinks_.empty();
+      if (timed) {
+        for (SinkTask* sink : timed_sinks_) sink->expect_arrival(frame.arrived_ns, frame.read_ns);
+      }
       out_.consume(view.value());
+      // A sink the fan-out did not reach with this batch must not take the stamps for another.
+      if (timed) {
+        for (SinkTask* sink : timed_sinks_) sink->expect_arrival(0, 0);
+      }
     } else if (payload_error_.empty()) {
       payload_error_ = "stream '" + identity_.stream + "': " + view.error().message;
     }

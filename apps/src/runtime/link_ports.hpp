@@ -162,6 +162,9 @@ class LinkReader final : public transport::FrameSink {
   std::optional<std::uint32_t> payload_crc(std::span<const std::byte> payload) override;
   // A check sink this link's stream feeds on this node.
   void add_check_sink(SinkTask* sink) { check_sinks_.push_back(sink); }
+  // A sink this link's stream feeds on this node that records latency: it learns when each
+  // frame arrived and was read (SinkTask::expect_arrival), for the latency breakdown.
+  void add_timed_sink(SinkTask* sink) { timed_sinks_.push_back(sink); }
 
   [[nodiscard]] bool done() const noexcept;
   // On a restart: the checkpoint holds this stream's end. The reader ends its fan-out at the
@@ -200,6 +203,7 @@ class LinkReader final : public transport::FrameSink {
   std::chrono::nanoseconds blocked_{0};
   std::string payload_error_;
   std::vector<SinkTask*> check_sinks_;
+  std::vector<SinkTask*> timed_sinks_;
   OwnerThread owner_;
 };
 

@@ -166,6 +166,23 @@ std::string format_network(const RunSummary& s) {
       out << line;
     }
   }
+  bool any_stage = false;
+  for (const NodeReport& node : s.nodes) any_stage = any_stage || !node.latency_stages.empty();
+  if (any_stage) {
+    out << "latency stages (per frame, from its first tuple's due time; docs/design.md)\n";
+    std::snprintf(line, sizeof line, "  %-10s %-14s %-17s %10s %10s %10s %10s\n", "node", "box",
+                  "stage", "frames", "p50 us", "p99 us", "p99.9 us");
+    out << line;
+    for (const NodeReport& node : s.nodes) {
+      for (const LatencyStage& stage : node.latency_stages) {
+        std::snprintf(line, sizeof line, "  %-10s %-14s %-17s %10llu %10.1f %10.1f %10.1f\n",
+                      node.node.c_str(), stage.box.c_str(), stage.stage.c_str(),
+                      static_cast<unsigned long long>(stage.latency.samples),
+                      stage.latency.p50_us, stage.latency.p99_us, stage.latency.p999_us);
+        out << line;
+      }
+    }
+  }
   out << "nodes\n";
   std::snprintf(line, sizeof line, "  %-10s %-9s %9s %10s %7s %12s %12s\n", "node", "wait",
                 "window s", "CPU s", "cores", "sent", "received");

@@ -295,12 +295,12 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       auto sink = SinkTask::make(box.name, in.name, schema_of(in), *box.sink, resume);
       if (!sink) return fail(ErrorCategory::io, 0, sink.error().message);
       graph->fanouts.at(in.name)->add(sink.value().get());
-      if (box.sink->kind == SinkKind::check) {
+      for (auto& reader : graph->readers) {
+        if (reader->identity().stream != in.name) continue;
         // Links into this thread that carry the stream take each payload's CRC once for both
         // their frame check and the sink's content checksum.
-        for (auto& reader : graph->readers) {
-          if (reader->identity().stream == in.name) reader->add_check_sink(sink.value().get());
-        }
+        if (box.sink->kind == SinkKind::check) reader->add_check_sink(sink.value().get());
+        if (sink.value()->records_latency()) reader->add_timed_sink(sink.value().get());
       }
       graph->sinks.push_back(std::move(sink).value());
       continue;

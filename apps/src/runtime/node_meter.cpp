@@ -13,6 +13,12 @@ std::int64_t max_rss_kb() noexcept {
 }
 
 double to_us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+LatencySummary summary_of(const ops::LatencyHistogram& h) {
+  return {to_us(h.percentile(50.0)), to_us(h.percentile(99.0)), to_us(h.percentile(99.9)),
+          to_us(h.max()), h.count(), h.negative_count()};
+}
+
 double seconds(std::chrono::nanoseconds ns) { return std::chrono::duration<double>(ns).count(); }
 
 // Tuples each box handled so far, in report order (sources, operators, sinks): out of a
@@ -124,7 +130,9 @@ void ThreadMeter::open() {
       before.latency_sum_ns += histogram.sum();
     }
     histogram.reset();  // the warm-up's are not measured
+    if (auto* stages = graph_.sinks[k]->stages()) stages->reset();
   }
+  for (const auto& source : graph_.sources) source->due_to_committed().reset();
   thread_start_ = transport::ThreadCpu::now();
   process_.open();
 }
@@ -311,10 +319,7 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
     r.duplicated += sink->duplicated_;
     r.out_of_order += sink->out_of_order_;
     const auto& h = sink->latency();
-    if (h.count() > 0 && r.latency.samples == 0) {
-      r.latency = {to_us(h.percentile(50.0)), to_us(h.percentile(99.0)), to_us(h.percentile(99.9)),
-                   to_us(h.max()), h.count(), h.negative_count()};
-    }
+    if (h.count() > 0 && r.latency.samples == 0) r.latency = summary_of(h);
     if (auto bad = sink->output_error()) errors.push_back("sink '" + sink->name() + "' output: " + *bad);
   }
 
@@ -382,6 +387,21 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
     b.thread_cpu_us_per_tuple = per_tuple(i++);
     b.thread = graph_.thread;
     r.boxes.push_back(std::move(b));
+  }
+  auto add_stage = [&](const std::string& box, const char* stage,
+                       const ops::LatencyHistogram& h) {
+    if (h.count() == 0) return;
+    r.latency_stages.push_back({box, stage, summary_of(h)});
+  };
+  for (const auto& source : graph_.sources) {
+    add_stage(source->name(), "due_to_committed", source->due_to_committed());
+  }
+  for (const auto& sink : graph_.sinks) {
+    if (const auto* stages = sink->stages()) {
+      add_stage(sink->name(), "due_to_arrived", stages->due_to_arrived);
+      add_stage(sink->name(), "arrived_to_read", stages->arrived_to_read);
+      add_stage(sink->name(), "read_to_sink", stages->read_to_sink);
+    }
   }
   for (std::size_t k = 0; k < graph_.boxes.size(); ++k) {
     const auto& box = graph_.boxes[k];

@@ -202,6 +202,10 @@ json to_json(const NodeReport& r) {
                      {"backpressured_s", b.backpressured_s},
                      {"thread_cpu_us_per_tuple", b.thread_cpu_us_per_tuple}});
   }
+  json stages = json::array();
+  for (const auto& st : r.latency_stages) {
+    stages.push_back({{"box", st.box}, {"stage", st.stage}, {"latency_us", to_json(st.latency)}});
+  }
   json j = {{"kind", "node"},
             {"node", r.node},
             {"pid", r.pid},
@@ -241,6 +245,7 @@ json to_json(const NodeReport& r) {
               {"sched_yield", r.syscalls.sched_yield}}},
             {"links", links},
             {"boxes", boxes},
+            {"latency_stages", stages},
             {"threads", r.threads},
             {"thread_reports", thread_reports},
             {"errors", r.errors},
@@ -316,6 +321,10 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
       box.backpressured_s = b.value("backpressured_s", 0.0);
       box.thread_cpu_us_per_tuple = b.value("thread_cpu_us_per_tuple", 0.0);
       r.boxes.push_back(std::move(box));
+    }
+    for (const auto& st : j.value("latency_stages", json::array())) {
+      r.latency_stages.push_back({st.value("box", ""), st.value("stage", ""),
+                                  latency_from_json(st.value("latency_us", json::object()))});
     }
     r.threads = j.value("threads", 1U);
     for (const auto& t : j.value("thread_reports", json::array())) {
@@ -494,6 +503,7 @@ json to_json(const RunSummary& s) {
     json nodes = json::array();
     json boxes = json::array();
     json links = json::array();
+    json stages = json::array();
     for (const NodeReport& r : s.nodes) {
       nodes.push_back({{"node", r.node},
                        {"wait", r.wait},
@@ -515,10 +525,15 @@ json to_json(const RunSummary& s) {
         link["node"] = r.node;
         links.push_back(std::move(link));
       }
+      for (json stage : report["latency_stages"]) {
+        stage["node"] = r.node;
+        stages.push_back(std::move(stage));
+      }
     }
     j["nodes"] = std::move(nodes);
     j["boxes"] = std::move(boxes);
     j["links"] = std::move(links);
+    j["latency_stages"] = std::move(stages);
   }
   return j;
 }

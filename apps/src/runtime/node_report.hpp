@@ -67,6 +67,20 @@ struct LatencySummary {
   std::uint64_t negative = 0;  // tuples that arrived before their timestamp (a clock problem)
 };
 
+// One stage of the latency breakdown (docs/design.md, "Where the latency goes"), per frame
+// from its first tuple's due time (that tuple's time field), timed by the box named:
+//   due_to_committed  a paced source: due -> the frame committed (pacing and flush hold);
+//   due_to_arrived    a sink fed by a tcp link: due -> the kernel of the receiving host took
+//                     the frame in (the sender's node, its send call, the kernel's path);
+//   arrived_to_read   -> the receiving link's read returned (the thread's pickup);
+//   read_to_sink      -> the sink took the tuple's latency (checks, operators between).
+// A sink's three add up, frame by frame, to that tuple's latency.
+struct LatencyStage {
+  std::string box;
+  std::string stage;
+  LatencySummary latency;
+};
+
 // One I/O thread of a node.
 struct ThreadReport {
   std::uint32_t thread = 0;
@@ -141,6 +155,7 @@ struct NodeReport {
   } syscalls;
   std::vector<LinkReport> links;
   std::vector<BoxReport> boxes;       // every box of the node, thread by thread, in arrow order
+  std::vector<LatencyStage> latency_stages;  // those with samples, thread by thread
   std::uint32_t threads = 1;          // I/O threads
   std::vector<ThreadReport> thread_reports;  // one per thread; `wait`, `wait_stats` and
                                              // `thread_cpu_s` above are thread 0's / the sum

@@ -57,6 +57,7 @@ ops::Result<std::unique_ptr<SinkTask>> SinkTask::make(std::string name, std::str
     auto latency = ops::LatencySink::make({.field = *field}, schema);
     if (!latency) return ops::fail("sink '" + name + "': " + latency.error().message);
     sink->latency_ = std::move(latency).value();
+    sink->stages_ = std::make_unique<Stages>();
   }
   if (!params.output.empty()) {
     ops::CsvWriterParams csv{.path = params.output};
@@ -89,7 +90,16 @@ void SinkTask::consume(const ops::BatchView& batch) {
   bytes_ += batch.bytes().size();
   ++batches_;
   if (params_.kind == SinkKind::check) check(batch);
-  if (latency_) latency_->consume(batch);
+  if (latency_) {
+    latency_->consume(batch);
+    if (arrived_ns_ != 0 && !batch.empty()) {
+      const std::int64_t due = latency_->last_first_time_ns();
+      stages_->due_to_arrived.record(arrived_ns_ - due);
+      stages_->arrived_to_read.record(read_ns_ - arrived_ns_);
+      stages_->read_to_sink.record(latency_->last_now_ns() - read_ns_);
+    }
+  }
+  arrived_ns_ = read_ns_ = 0;
   if (output_) output_->consume(batch);
   if (params_.slow_per_frame.count() > 0) std::this_thread::sleep_for(params_.slow_per_frame);
 }

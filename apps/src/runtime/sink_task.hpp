@@ -51,6 +51,31 @@ class SinkTask final : public ops::BatchConsumer {
     expected_crc_ = crc;
   }
 
+  // Where the latency went, per frame, from its first tuple's time field (docs/design.md,
+  // "Where the latency goes"): recorded for the frames a link reader hands this sink
+  // straight from a medium that stamps arrivals (tcp). The three add up to that tuple's
+  // latency as the sink recorded it.
+  struct Stages {
+    ops::LatencyHistogram due_to_arrived;   // time field -> the kernel took the frame in
+    ops::LatencyHistogram arrived_to_read;  // -> the link's read returned (its pickup)
+    ops::LatencyHistogram read_to_sink;     // -> this sink took the tuple's latency
+    void reset() noexcept {
+      due_to_arrived.reset();
+      arrived_to_read.reset();
+      read_to_sink.reset();
+    }
+  };
+  // The next batch is the frame that arrived at `arrived_ns` and was read at `read_ns`
+  // (FrameView; CLOCK_REALTIME ns): set by the link reader that feeds this sink directly.
+  void expect_arrival(std::int64_t arrived_ns, std::int64_t read_ns) noexcept {
+    owner_.check();
+    arrived_ns_ = arrived_ns;
+    read_ns_ = read_ns;
+  }
+  // Null when the sink records no latency.
+  [[nodiscard]] Stages* stages() noexcept { return stages_.get(); }
+  [[nodiscard]] const Stages* stages() const noexcept { return stages_.get(); }
+
   [[nodiscard]] bool ended() const noexcept { return ended_; }
   [[nodiscard]] bool active() const noexcept { return tuples_ > 0 || ended_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -87,6 +112,9 @@ class SinkTask final : public ops::BatchConsumer {
   // null when the sink has none, and latency() is then the empty no_latency_.
   std::unique_ptr<ops::LatencySink> latency_;
   ops::LatencyHistogram no_latency_;
+  std::unique_ptr<Stages> stages_;  // with latency_
+  std::int64_t arrived_ns_ = 0;     // expect_arrival(): for the next batch only; 0 = unknown
+  std::int64_t read_ns_ = 0;
   int seq_ = -1;  // offset of the i64 field "seq", or -1
   std::span<const std::byte> expected_;  // expect_payload(): valid for the next batch only
   std::uint32_t expected_crc_ = 0;

@@ -136,7 +136,8 @@ bool SourceTask::open_batch(SteadyTime now) {
   return true;
 }
 
-void SourceTask::commit(bool end) {
+void SourceTask::commit(bool end, SteadyTime now) {
+  if (period_ns_ > 0) due_to_committed_.record(now - opened_at_);
   // The one pass over the rows: its CRC joins the stream's content checksum and seals the
   // frame (RowTarget::commit), which need not read them again.
   const auto bytes = batch_->bytes();
@@ -214,7 +215,7 @@ int SourceTask::do_work(SteadyTime now) {
     exhausted = this->exhausted();
     if (batch_->full()) {
       // The batch that completes a count-limited stream carries its end.
-      commit(exhausted);
+      commit(exhausted, now);
       ++frames;
       if (exhausted) return work + target_.do_work();
     } else if (got < want && !exhausted) {
@@ -223,11 +224,11 @@ int SourceTask::do_work(SteadyTime now) {
   }
   if (exhausted) {
     if (batch_ == nullptr && !open_batch(now)) return work;
-    commit(true);
+    commit(true, now);
     ++work;
   } else if (batch_ != nullptr && batch_->size() > 0 && now - opened_at_ >= hold_.get()) {
     hold_.left_late(now - opened_at_ - hold_.get());
-    commit(false);
+    commit(false, now);
     ++work;
   }
   if (work > 0) work += target_.do_work();

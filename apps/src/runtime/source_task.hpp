@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 
+#include <boreal/ops/latency_histogram.hpp>
 #include <boreal/ops/nexmark.hpp>
 #include <boreal/ops/source.hpp>
 
@@ -62,6 +63,9 @@ class SourceTask {
   [[nodiscard]] const std::optional<std::string>& error() const noexcept { return error_; }
   // Time the source had rows due but its target refused them (back-pressure).
   [[nodiscard]] std::chrono::nanoseconds backpressured() const noexcept { return blocked_; }
+  // A paced source's frames, each from its first tuple's due time to its commit: the
+  // sender's share of the latency breakdown (docs/design.md, "Where the latency goes").
+  [[nodiscard]] ops::LatencyHistogram& due_to_committed() noexcept { return due_to_committed_; }
   // Called once, when the source starts and before it generates its first tuple.
   std::function<void(SteadyTime)> on_start;
 
@@ -70,7 +74,7 @@ class SourceTask {
 
   void start(SteadyTime now);
   bool open_batch(SteadyTime now);
-  void commit(bool end);
+  void commit(bool end, SteadyTime now);
   // Appends up to `rows` rows to the open batch; returns how many it appended.
   std::size_t fill(std::size_t rows, std::int64_t& now_real);
   [[nodiscard]] SteadyTime due_at(std::uint64_t seq) const noexcept;
@@ -100,6 +104,7 @@ class SourceTask {
   bool eos_committed_ = false;
   ops::Batch* batch_ = nullptr;  // the open batch, if any
   SteadyTime opened_at_{};
+  ops::LatencyHistogram due_to_committed_;
   SteadyTime t0_{};
   std::int64_t t0_real_ = 0;
   std::uint64_t generated_ = 0;

@@ -235,9 +235,12 @@ void TcpRecvLink::record_pickup(const msghdr& message) {
     std::memcpy(&arrived, CMSG_DATA(c), sizeof arrived);
     timespec now{};
     ::clock_gettime(CLOCK_REALTIME, &now);
-    pickup_.record(std::chrono::seconds{now.tv_sec - arrived.tv_sec} +
-                   std::chrono::nanoseconds{now.tv_nsec - arrived.tv_nsec});
+    last_arrived_ns_ = realtime_ns_of(arrived);
+    last_read_ns_ = realtime_ns_of(now);
+    pickup_.record(std::chrono::nanoseconds{last_read_ns_ - last_arrived_ns_});
+    return;
   }
+  last_arrived_ns_ = last_read_ns_ = 0;  // no stamp: the frames it completes say "unknown"
 }
 
 int TcpRecvLink::deliver(FrameSink& sink) {
@@ -292,7 +295,7 @@ int TcpRecvLink::deliver(FrameSink& sink) {
       ++stats_.frames;
       stats_.tuples += h.tuple_count;
       stats_.payload_bytes += h.payload_bytes;
-      sink.on_frame(FrameView{h, payload});
+      sink.on_frame(FrameView{h, payload, last_arrived_ns_, last_read_ns_});
       ++frames;
     }
     credits_.on_consumed();

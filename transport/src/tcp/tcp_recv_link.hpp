@@ -85,6 +85,10 @@ class TcpRecvLink final : public RecvLink {
   ReceiverCredits credits_;
   ControlQueue control_out_;
   RecentQuantile pickup_;
+  // The last read's arrival stamp and the time it returned (CLOCK_REALTIME ns; 0: no stamp),
+  // handed with every frame that read completed (FrameView::arrived_ns, read_ns).
+  std::int64_t last_arrived_ns_ = 0;
+  std::int64_t last_read_ns_ = 0;
   std::uint64_t next_sequence_ = 1;
   std::uint64_t frames_received_ = 0;  // data frames accepted on this connection (each spent one credit)
   std::uint64_t acked_;                // last frame acknowledged to the sender

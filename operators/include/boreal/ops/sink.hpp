@@ -127,6 +127,10 @@ class LatencySink final : public BatchConsumer {
 
   [[nodiscard]] const LatencyHistogram& histogram() const noexcept { return histogram_; }
   LatencyHistogram& histogram() noexcept { return histogram_; }
+  // The last non-empty batch's clock reading and its first row's time field (ns; 0 before
+  // any): what a caller that knows more about the batch's way here splits into stages.
+  [[nodiscard]] std::int64_t last_now_ns() const noexcept { return last_now_; }
+  [[nodiscard]] std::int64_t last_first_time_ns() const noexcept { return last_first_time_; }
 
  private:
   LatencySink(std::uint32_t offset, std::function<std::int64_t()> clock)
@@ -135,6 +139,8 @@ class LatencySink final : public BatchConsumer {
   std::uint32_t offset_;
   std::function<std::int64_t()> clock_;
   LatencyHistogram histogram_;
+  std::int64_t last_now_ = 0;
+  std::int64_t last_first_time_ = 0;
 };
 
 }  // namespace boreal::ops

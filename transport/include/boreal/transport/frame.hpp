@@ -5,6 +5,8 @@
 // multi-byte fields are little-endian on the wire.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -109,6 +111,17 @@ void encode_hello(const HelloPayload& hello, std::span<std::byte, kHelloPayloadB
 struct FrameView {
   FrameHeader header;
   std::span<const std::byte> payload;
+  // When the read that completed this frame's bytes took them in (the kernel's arrival stamp
+  // of its last bytes) and when that read returned, in CLOCK_REALTIME nanoseconds, for the
+  // latency breakdown (docs/design.md, "Where the latency goes"); 0: the medium cannot tell
+  // (only tcp stamps arrivals).
+  std::int64_t arrived_ns = 0;
+  std::int64_t read_ns = 0;
 };
+
+// A timespec of CLOCK_REALTIME (or a kernel stamp of it) in nanoseconds since the epoch.
+[[nodiscard]] constexpr std::int64_t realtime_ns_of(const timespec& t) noexcept {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
 
 }  // namespace boreal::transport
