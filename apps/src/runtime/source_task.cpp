@@ -182,8 +182,15 @@ std::size_t SourceTask::fill(std::size_t rows, std::int64_t& now_real) {
 
 int SourceTask::do_work(SteadyTime now) {
   owner_.check();
-  int work = target_.do_work();
-  if (eos_committed_ || !target_.ready()) return work;
+  // Rows that are due go out before the target makes its own progress (a link reads credit
+  // and acknowledgements, a system call), which would otherwise sit between a frame's
+  // deadline and its send (docs/design.md, "Where the latency goes").
+  const int work = eos_committed_ || !target_.ready() ? 0 : produce(now);
+  return work + target_.do_work();
+}
+
+int SourceTask::produce(SteadyTime now) {
+  int work = 0;
   if (!started_) start(now);
 
   const bool time_up = params_.duration.count() > 0 &&
@@ -217,7 +224,7 @@ int SourceTask::do_work(SteadyTime now) {
       // The batch that completes a count-limited stream carries its end.
       commit(exhausted, now);
       ++frames;
-      if (exhausted) return work + target_.do_work();
+      if (exhausted) return work;
     } else if (got < want && !exhausted) {
       break;  // the generator's own limit or the CSV reader paused: try again next call
     }
@@ -231,7 +238,6 @@ int SourceTask::do_work(SteadyTime now) {
     commit(false, now);
     ++work;
   }
-  if (work > 0) work += target_.do_work();
   return work;
 }
 

@@ -74,6 +74,8 @@ class SourceTask {
 
   void start(SteadyTime now);
   bool open_batch(SteadyTime now);
+  // Fills and commits the frames due by `now`; returns the work done.
+  int produce(SteadyTime now);
   void commit(bool end, SteadyTime now);
   // Appends up to `rows` rows to the open batch; returns how many it appended.
   std::size_t fill(std::size_t rows, std::int64_t& now_real);

@@ -1,8 +1,8 @@
 // The sending end of a tcp link.
 //
 // Frames are built in place in pooled buffers ([32-byte header][payload]), queued in commit
-// order and written with one gathering send per do_work(). Credits and acknowledgements
-// arrive as 32-byte control frames.
+// order and written with gathering sends, before and after do_work() reads the credits and
+// acknowledgements that arrive as 32-byte control frames.
 //
 // Upstream backup (docs/design.md, "Faults"): a frame's buffer returns to the pool only when
 // the receiver acknowledges the frame, not when it is written. When an established connection
@@ -83,8 +83,12 @@ class TcpSendLink final : public SendLink {
     if (state_ == LinkState::failed || state_ == LinkState::finished) return 0;
     int work = 0;
     if (socket_ready_) {
-      work += read_control();
-      if (socket_ready_) work += write_frames();
+      // What the credit in hand covers goes out before the control frames are read: reading
+      // first put a recv() between every committed frame and its send (docs/design.md,
+      // "Where the latency goes"). Credit that comes with them sends the rest.
+      work += write_frames();
+      if (socket_ready_) work += read_control();
+      if (socket_ready_ && !write_blocked_) work += write_frames();
     }
     return work;
   }
