@@ -143,6 +143,9 @@ class BackupQueue {
     sent_ = std::max(sent_, acked_);
     credited_ = std::max(credited_, acked_);
   }
+  // The connection is gone: nothing is credited on the next one until its receiver says
+  // where to resume (resume()), and a frame written in part goes again whole.
+  void connection_lost() noexcept { sent_ = credited_ = acked_; }
   // A new connection's receiver resumes after `sequence` (resume_problem() said ""):
   // acknowledges up to it and sends (again) from the frame after it, with the new
   // connection's credit.

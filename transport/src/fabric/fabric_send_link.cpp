@@ -590,6 +590,7 @@ class FabricSendLink final : public SendLink {
       retry_backoff_ = kRetryFirst;
     }
     close_connection();
+    backup_.connection_lost();  // nothing is credited on the next connection before its answer
     retry_at_ = now_ + retry_backoff_;
     retry_backoff_ = std::min(retry_backoff_ * 2, kRetryMost);
   }

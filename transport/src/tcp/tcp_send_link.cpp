@@ -324,9 +324,11 @@ class TcpSendLink final : public SendLink {
   }
 
   int write_frames() {
-    // Nothing before the receiver says where to resume: frames that had credit on a lost
-    // connection but were not written yet would otherwise follow the hello at once, ahead
-    // of the replay the receiver's ack asks for, and it would see a sequence gap.
+    // Nothing before the receiver says where to resume (docs/faults.md): frames that had
+    // credit on a lost connection and were not written yet, or written in part, would follow
+    // the hello ahead of the replay the receiver's ack asks for. The backup queue credits
+    // nothing on a new connection until then (BackupQueue::connection_lost); this says so
+    // where the writing is.
     if (awaiting_resume_) return 0;
     // Frames spend this connection's credit as they go out (a replay needs it as much as a
     // first send); held output goes no further than it was released.
@@ -382,6 +384,8 @@ class TcpSendLink final : public SendLink {
     write_blocked_ = false;
     control_end_ = 0;
     credits_ = SenderCredits{};
+    backup_.connection_lost();
+    head_written_ = 0;
     state_ = LinkState::connecting;
     const auto now = std::chrono::steady_clock::now();
     if (!reconnecting_) {
