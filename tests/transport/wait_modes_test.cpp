@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -542,7 +543,7 @@ TEST_F(AdaptiveWaitTest, HysteresisStopsFlappingNearTheThreshold) {
   EXPECT_EQ(last(episode(wait, 4000.0)), "disarm");  // 250 µs: the span holds 0.8: block
   EXPECT_EQ(wait.stats().switches, 1u);
   // Blocking, it spins first; no episode ends inside its spin, so from the fifth the spin is
-  // skipped (SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode).
+  // skipped (SkipsTheSpinWhileItDoesNotPayAndProbesLessOftenWhileProbesFail).
   for (int i = 0; i < 6; ++i) {
     const auto events = episode(wait, between(i));
     EXPECT_EQ(events.size(), i < 4 ? 23u : 3u) << "episode " << i;
@@ -562,22 +563,54 @@ TEST_F(AdaptiveWaitTest, HysteresisStopsFlappingNearTheThreshold) {
   EXPECT_EQ(s.state_time[static_cast<std::size_t>(IdleState::block)], 7 * 1ms);
 }
 
-TEST_F(AdaptiveWaitTest, AReceiverBlocksWhereASleepWouldSpanLessThanOneArrivalASenderSleeps) {
+TEST_F(AdaptiveWaitTest, AReceiverBlocksWhereASleepWouldSpanLessThanOneArrival) {
   // 4 k frames/s, a frame every 250 µs: a receiver's 200 µs sleep would span 0.8 of them,
   // costing a wake-up per frame as blocking does, but late: it blocks.
   BasicAdaptiveWait<FakeClock> receiver{adaptive_config()};
   EXPECT_EQ(last(episode(receiver, 4000.0)), "disarm");
   EXPECT_TRUE(receiver.prefers_block());
-  // A thread that only sends has no ring (free capacity +inf) and paces itself by its
-  // deadlines: between L and 2L it keeps sleeping, for the whole budget less W.
+}
+
+TEST_F(AdaptiveWaitTest, ASenderBlocksUntilControlFramesWakeItThenSleepsAndProbesWithBlocks) {
+  // A thread that only sends has no ring (free capacity +inf). Its blocks end at its deadline
+  // (the fake source times out): it keeps blocking, whatever its frame rate.
   BasicAdaptiveWait<FakeClock> sender{adaptive_config()};
   const double no_ring = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(last(episode(sender, 4000.0, no_ring)), sleep_event(180us));
-  EXPECT_FALSE(sender.prefers_block());
-  EXPECT_EQ(last(episode(sender, 2000.0, no_ring)), "disarm");         // 500 µs > 2L
-  EXPECT_EQ(last(episode(sender, 1e6 / 300.0, no_ring)), "disarm");    // 300 µs: stays
-  EXPECT_EQ(last(episode(sender, 1e4, no_ring)), sleep_event(180us));  // 100 µs < L
+  source_.wake = false;
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(last(episode(sender, 1e5, no_ring)), "disarm") << i;
+  EXPECT_TRUE(sender.prefers_block());
+  EXPECT_EQ(sender.woken_share(), 0.0);
+  EXPECT_EQ(sender.stats().switches, 1u);  // from the initial preference, sleep
+  // Control frames now end its blocks early: the share of woken blocks climbs 1/8, 0.23,
+  // 0.33, 0.41, 0.49, 0.55; above 1/2 it sleeps, for the whole budget less W.
+  source_.wake = true;
+  for (int i = 1; i <= 6; ++i) ASSERT_EQ(last(episode(sender, 1e5, no_ring)), "disarm") << i;
+  EXPECT_GT(sender.woken_share(), kSenderSleepsAbove);
+  EXPECT_EQ(last(episode(sender, 1e5, no_ring)), sleep_event(180us));
   EXPECT_EQ(sender.stats().switches, 2u);
+  // While it sleeps, every 16th wait is a block, a probe (this was the first sleeping wait).
+  int probes = 0;
+  for (int i = 2; i <= 32; ++i) {
+    const auto events = episode(sender, 1e5, no_ring);
+    const bool probe = i % kBlockProbeEvery == 0;
+    probes += probe ? 1 : 0;
+    ASSERT_EQ(last(events), probe ? "disarm" : sleep_event(180us)) << i;
+  }
+  EXPECT_EQ(probes, 2);
+  // The probes find control frames still waking it: it keeps sleeping. Once its probes time
+  // out, the share falls by 7/8 a probe; below 1/4 it blocks again.
+  source_.wake = false;
+  int waits = 32;
+  while (!sender.prefers_block() && waits < 1000) {
+    episode(sender, 1e5, no_ring);
+    ++waits;
+  }
+  EXPECT_LT(sender.woken_share(), kSenderBlocksBelow);
+  EXPECT_EQ(sender.stats().switches, 3u);
+  // 0.66 after the two woken probes; eight timed-out probes (waits 48 to 160) bring it to
+  // 0.23; the next wait blocks.
+  EXPECT_EQ(waits, 161);
+  EXPECT_EQ(last(episode(sender, 1e5, no_ring)), "disarm");
 }
 
 TEST_F(AdaptiveWaitTest, WakeCostFollowsMeasuredOvershoot) {
@@ -619,23 +652,23 @@ TEST_F(AdaptiveWaitTest, AJitteryTimerWakesEarlierByTwiceItsDeviation) {
 
 TEST_F(AdaptiveWaitTest, ASendingOnlyThreadEndsItsSleepsOnlyWEarly) {
   // The jittery timer of AJitteryTimerWakesEarlierByTwiceItsDeviation, on a thread with no
-  // ring: it sleeps towards its own flush deadline, 100 µs away, and ends W early, not W + 2·D
-  // (waking 2·D early it would only sleep again for the rest).
+  // ring, sending a frame every 10 µs: it sleeps towards its own flush deadline, 100 µs away,
+  // and ends W early, not W + 2·D (waking 2·D early it would only sleep again for the rest).
   BasicAdaptiveWait<FakeClock> sender{adaptive_config()};
   const double no_ring = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 40; ++i) {
     FakeClock::sleep_overshoot = i % 2 == 0 ? 10us : 30us;
-    episode(sender, 1e4, no_ring);
+    episode(sender, 1e5, no_ring);
   }
   ASSERT_GT(sender.wake_deviation(), 9us);
   hints_.deadline = FakeClock::now() + 100us;
   // W as it stands before the episode (which updates it): the order in which EXPECT_EQ
   // evaluates its arguments is the compiler's.
   const auto expected = 100us - sender.wake_cost();
-  EXPECT_EQ(last(episode(sender, 1e4, no_ring)), sleep_event(expected));
+  EXPECT_EQ(last(episode(sender, 1e5, no_ring)), sleep_event(expected));
 }
 
-TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpisode) {
+TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesLessOftenWhileProbesFail) {
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
   const std::vector<std::string> block = {"arm", wait_event(kMaxBlock), "disarm"};
   // Rare arrivals: the first episode learns to block, without a spin (a skip).
@@ -656,16 +689,19 @@ TEST_F(AdaptiveWaitTest, SkipsTheSpinWhileItDoesNotPayAndProbesEverySixteenthEpi
     wait.idle(1, source_, hints_);
     return event_log();
   };
+  // The probe at episode 16 outlasted its spin (0.59 → 0.51), so the next waits 32 episodes;
+  // the caught one at 48 brings the interval back to 16. Three caught probes, at episodes 48,
+  // 64 and 80, bring the success back: 0.51 → 0.57 → 0.62 → 0.67.
+  const std::set<int> probes = {48, 64, 80};
   int episodes = 16;
   while (wait.spin_success() <= kSpinPaysAbove && episodes < 200) {
     const auto events = caught_in_spin();
     ++episodes;
     // A skipped spin goes straight to the block; a probe relaxes and is caught.
-    EXPECT_EQ(events, episodes % 16 == 0 ? std::vector<std::string>{"relax"} : block);
+    EXPECT_EQ(events, probes.contains(episodes) ? std::vector<std::string>{"relax"} : block)
+        << episodes;
   }
-  // The 16th probe also outlasted its spin (0.59 → 0.51); three caught probes, at episodes 32,
-  // 48 and 64, bring it back: 0.51 → 0.57 → 0.62 → 0.67.
-  EXPECT_EQ(episodes, 64);
+  EXPECT_EQ(episodes, 80);
   EXPECT_EQ(caught_in_spin(), std::vector<std::string>{"relax"});
 }
 

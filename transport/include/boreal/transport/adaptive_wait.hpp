@@ -8,9 +8,12 @@
 //     at no more than twice the optimal cost (competitive spinning). The spin is skipped while
 //     it does not pay: an EWMA of how often an episode ended inside its spin must stay above
 //     2/3 (spinning S and then waking anyway costs about 2W, catching the arrival less than
-//     W/2 on average). Every 16th episode spins anyway, to notice a change in the gaps. A
-//     thread that will sleep does not spin: its one wake-up already serves the several
-//     arrivals its sleep spans.
+//     W/2 on average). A probe spins anyway, to notice a change in the gaps: the 16th episode
+//     after the last probe, and while probes do not pay each waits twice as long, up to 256
+//     episodes (a probe every 16th episode made `adaptive` poll 4.0–4.4 times per block at
+//     1 % of tcp's maximum where `block` polled twice, each poll a system call:
+//     docs/bench/experiments/sender-block/). A thread that will sleep does not spin: its one
+//     wake-up already serves the several arrivals its sleep spans.
 //  2. Sleep until T = min(span, time to the next deadline), ending the sleep early by the
 //     lead (below) so the wake-up lands by T. When that is below the shortest sleep the
 //     thread still sleeps that shortest sleep rather than spin, unless the deadline is under
@@ -23,9 +26,20 @@
 // (sleep_span()). A sleep costs one wake-up for every arrival it spans; blocking costs one
 // wake-up per arrival and wakes on time. So the thread blocks while a sleep would span fewer
 // than one arrival (span·λ < 1) and sleeps once it spans two (span·λ > 2); in between it keeps
-// what it chose (hysteresis). A thread that only sends has no ring: its sleeps end at its own
-// flush and pacing deadlines, span = L, and it blocks once 1/λ > 2L, sleeping again when
-// 1/λ < L.
+// what it chose (hysteresis).
+//
+// A thread that only sends has no ring, and its waits end at its own flush and pacing
+// deadlines: span = L. Blocking until the deadline costs it one timer wake-up per frame, where
+// a sleep ends W early and polls again before the deadline; a sleep pays only where control
+// frames (credit, acks) would wake a blocked sender between its deadlines, since a sleep
+// ignores them. So the sender keeps an EWMA (weight 1/8) of how often its blocks ended by an
+// event rather than at the deadline: it sleeps once that share is above 1/2 and blocks again
+// once it is below 1/4. While it sleeps, one wait in kBlockProbeEvery blocks anyway to keep the
+// share current. Measured (docs/bench/experiments/sender-block/): at 495 k tuples/s on tcp
+// with L = 200 µs, a frame every ~125 µs, one block in 50 ended by a control frame, and the
+// sleeping sender cost 1.2× the blocking one, with 1.1 sleeps and 2.5 polls a frame against
+// one timer wake-up and 2 polls; on fabric-msg at 2.1 M tuples/s four blocks in five ended by
+// a control frame, and there the sleeping sender was the cheaper.
 //
 // W starts at min(WaitConfig::spin, L/4) and follows the measured overshoot of real sleeps
 // (EWMA, weight 1/8), which is what a timer wake-up costs on this machine. A receiver's sleep
@@ -56,10 +70,18 @@ namespace boreal::transport {
 
 // A sleep ends this many deviations of the wake-up cost before its target, besides W.
 inline constexpr int kWakeLeadDeviations = 2;
-// One episode in kSpinProbeEvery spins its full budget even when spinning does not pay.
+// While spinning does not pay, one episode in kSpinProbeEvery spins its full budget anyway;
+// each probe that does not pay either doubles the interval, up to kSpinProbeEveryMost.
 inline constexpr std::uint32_t kSpinProbeEvery = 16;
+inline constexpr std::uint32_t kSpinProbeEveryMost = 256;
 // Spinning pays while more than this share of episodes end inside the spin.
 inline constexpr double kSpinPaysAbove = 2.0 / 3.0;
+// A sending-only thread sleeps once more than this share of its blocks ended by an event (a
+// control frame) before its deadline, and blocks again once fewer than kSenderBlocksBelow.
+inline constexpr double kSenderSleepsAbove = 1.0 / 2.0;
+inline constexpr double kSenderBlocksBelow = 1.0 / 4.0;
+// While a sending-only thread sleeps, one wait in kBlockProbeEvery blocks instead.
+inline constexpr std::uint32_t kBlockProbeEvery = 16;
 
 template <class Clock = SteadyClock>
 class BasicAdaptiveWait {
@@ -85,7 +107,11 @@ class BasicAdaptiveWait {
     }
     reached_wait_ = true;
     update_preference(hints);
-    if (!prefer_block_) {
+    // A sleeping sender's probe: this episode blocks, to see whether control frames still
+    // wake it before its deadline.
+    const bool probe_block =
+        !prefer_block_ && !receives(hints) && ++sleeping_waits_ % kBlockProbeEvery == 0;
+    if (!prefer_block_ && !probe_block) {
       const auto t = sleep_interval(config_, hints, now);
       if (t < kMinSleep) {  // a deadline or a full ring is (almost) due: poll again
         enter(IdleState::spin, now);
@@ -102,7 +128,12 @@ class BasicAdaptiveWait {
       wake_cost_ += (overshoot - wake_cost_) / 8;
     } else {
       enter(IdleState::block, now);
-      detail::block_once<Clock>(source, hints, stats_);
+      const auto timeouts = stats_.timeouts;
+      const bool blocked = detail::block_once<Clock>(source, hints, stats_);
+      if (blocked && !receives(hints)) {
+        const double woken = stats_.timeouts == timeouts ? 1.0 : 0.0;
+        woken_share_ += (woken - woken_share_) / 8;
+      }
     }
   }
 
@@ -120,6 +151,9 @@ class BasicAdaptiveWait {
   }
   // EWMA of the share of (spinning) episodes that ended inside their spin.
   [[nodiscard]] double spin_success() const noexcept { return spin_success_; }
+  // A sending-only thread: EWMA of the share of its blocks that an event ended before the
+  // deadline.
+  [[nodiscard]] double woken_share() const noexcept { return woken_share_; }
 
  private:
   void begin_episode(typename Clock::time_point now) {
@@ -127,8 +161,12 @@ class BasicAdaptiveWait {
     reached_wait_ = false;
     // Spinning competes with a wake-up per arrival, so only a thread that would block spins;
     // one that sleeps already pays one wake-up for the several arrivals its sleep spans.
-    const bool probe = ++episodes_ % kSpinProbeEvery == 0;
+    // While probes fail, each waits twice as many episodes as the last, up to
+    // kSpinProbeEveryMost; one that pays brings the interval back to kSpinProbeEvery.
+    const bool probe = ++episodes_since_probe_ >= probe_every_;
+    if (probe) episodes_since_probe_ = 0;
     spinning_ = prefer_block_ && (probe || spin_success_ > kSpinPaysAbove);
+    probing_ = spinning_ && spin_success_ <= kSpinPaysAbove;
     episode_spin_ = spinning_ ? spin_budget() : std::chrono::nanoseconds::zero();
     if (spinning_) {
       enter(IdleState::spin, now);
@@ -140,6 +178,10 @@ class BasicAdaptiveWait {
     if (spinning_) {
       const double caught = reached_wait_ ? 0.0 : 1.0;
       spin_success_ += (caught - spin_success_) / 8;
+      if (probing_) {
+        probe_every_ = reached_wait_ ? std::min(probe_every_ * 2, kSpinProbeEveryMost)
+                                     : kSpinProbeEvery;
+      }
     }
     close_state(now);
     episode_start_.reset();
@@ -157,10 +199,8 @@ class BasicAdaptiveWait {
       if (prefer_block_ && spanned > 2.0) prefer_block_ = false;
       if (!prefer_block_ && spanned < 1.0) prefer_block_ = true;
     } else {
-      const double budget_s = std::chrono::duration<double>(config_.latency_budget).count();
-      const double gap_s = rate_hz > 0.0 ? 1.0 / rate_hz : 1e30;
-      if (prefer_block_ && gap_s < budget_s) prefer_block_ = false;
-      if (!prefer_block_ && gap_s > 2.0 * budget_s) prefer_block_ = true;
+      if (prefer_block_ && woken_share_ > kSenderSleepsAbove) prefer_block_ = false;
+      if (!prefer_block_ && woken_share_ < kSenderBlocksBelow) prefer_block_ = true;
     }
     if (before != prefer_block_) ++stats_.switches;
   }
@@ -188,8 +228,12 @@ class BasicAdaptiveWait {
   bool spinning_ = true;
   bool reached_wait_ = false;
   double spin_success_ = 1.0;  // optimistic: spin until the gaps show it does not pay
-  std::uint64_t episodes_ = 0;
+  std::uint32_t episodes_since_probe_ = 0;
+  std::uint32_t probe_every_ = kSpinProbeEvery;
+  bool probing_ = false;  // this episode spins only as a probe
   bool prefer_block_ = false;
+  double woken_share_ = 0.0;  // a sending-only thread blocks until control frames wake it
+  std::uint32_t sleeping_waits_ = 0;  // a sending-only thread's, while it sleeps
   IdleState state_ = IdleState::spin;
   std::optional<typename Clock::time_point> state_since_;
 };
