@@ -16,20 +16,16 @@ of it (a name ending in .gz).
 A file that is not a bench.jsonl prints one line naming it to stderr and exits 2.
 """
 
-import argparse
-import gzip
-import json
 import statistics
 import sys
+
+import bench_runs
 
 
 def points(lines):
     """(streams, wait, rate label) -> list of per-run figures, in the order first seen."""
     out = {}
-    for line in lines:
-        run = json.loads(line)
-        if run.get("kind") != "run" or "discarded" in run.get("bench", {}):
-            continue
+    for run in bench_runs.kept_runs(lines):
         bench = run["bench"]
         streams = sum(1 for box in run.get("boxes", []) if box.get("type") == "sink") or 1
         recv = [link["stats"] for link in run.get("links", []) if link.get("direction") == "recv"]
@@ -62,22 +58,7 @@ def table(by_point, rate=None):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("jsonl", help="OUT/bench.jsonl of a boreal bench sweep")
-    parser.add_argument("--rate", help="only this rate label (e.g. 100000, max)")
-    args = parser.parse_args(argv)
-    try:
-        opener = gzip.open if args.jsonl.endswith(".gz") else open
-        with opener(args.jsonl, "rt", encoding="utf-8") as f:
-            by_point = points(f)
-    except (OSError, EOFError, ValueError, KeyError, TypeError) as e:
-        print(f"bench_link_calls: {args.jsonl}: not a readable bench.jsonl ({e})", file=sys.stderr)
-        return 2
-    if not by_point:
-        print(f"bench_link_calls: {args.jsonl}: no runs with tuples", file=sys.stderr)
-        return 2
-    sys.stdout.write(table(by_point, args.rate))
-    return 0
+    return bench_runs.table_main(argv, "bench_link_calls", __doc__, points, table, "100000, max", "no runs with tuples")
 
 
 if __name__ == "__main__":

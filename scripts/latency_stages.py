@@ -17,11 +17,10 @@ of it (a name ending in .gz).
 A file that is not a bench.jsonl prints one line naming it to stderr and exits 2.
 """
 
-import argparse
-import gzip
-import json
 import statistics
 import sys
+
+import bench_runs
 
 STAGES = ["due_to_committed", "due_to_arrived", "arrived_to_read", "read_to_sink", "end_to_end"]
 
@@ -33,10 +32,7 @@ def quantiles(latency):
 def points(lines):
     """(medium, wait, rate label) -> list of {stage: (p50, p99, p99.9)}, in the order first seen."""
     out = {}
-    for line in lines:
-        run = json.loads(line)
-        if run.get("kind") != "run" or "discarded" in run.get("bench", {}):
-            continue
+    for run in bench_runs.kept_runs(lines):
         bench = run["bench"]
         stages = {}
         for stage in run.get("latency_stages", []):
@@ -64,22 +60,7 @@ def table(by_point, rate=None):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("jsonl", help="OUT/bench.jsonl of a boreal bench sweep")
-    parser.add_argument("--rate", help="only this rate label (e.g. 10000, max)")
-    args = parser.parse_args(argv)
-    try:
-        opener = gzip.open if args.jsonl.endswith(".gz") else open
-        with opener(args.jsonl, "rt", encoding="utf-8") as f:
-            by_point = points(f)
-    except (OSError, EOFError, ValueError, KeyError, TypeError) as e:
-        print(f"latency_stages: {args.jsonl}: not a readable bench.jsonl ({e})", file=sys.stderr)
-        return 2
-    if not by_point:
-        print(f"latency_stages: {args.jsonl}: no runs", file=sys.stderr)
-        return 2
-    sys.stdout.write(table(by_point, args.rate))
-    return 0
+    return bench_runs.table_main(argv, "latency_stages", __doc__, points, table, "10000, max", "no runs")
 
 
 if __name__ == "__main__":
