@@ -159,6 +159,18 @@ TEST(FlushHold, TheSenderHoldsFramesForTheBudgetLessTheReceiversPickup) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kUnderAddressSanitizer = true;
+#else
+constexpr bool kUnderAddressSanitizer = false;
+#endif
+#else
+constexpr bool kUnderAddressSanitizer = false;
+#endif
+
 TEST(SlowSink, SenderStallsOnCreditAndNothingIsLost) {
   TempDir dir;
   // 10 tuples per frame, 8 frames of credit, a sink that takes 1 ms per frame: the sender can
@@ -182,9 +194,12 @@ TEST(SlowSink, SenderStallsOnCreditAndNothingIsLost) {
   EXPECT_EQ(stats["frames"], 300);
   EXPECT_GT(stats["credit_stalls"].get<std::uint64_t>(), 0u);
   // Buffers are allocated before the window opens; a stalled sender must not buffer more.
+  // Under AddressSanitizer the peak measures its allocator too: freed blocks wait in its
+  // quarantine instead of being reused, and one CI run saw 516 kB here.
   const auto grew_kb = (*sender)["max_rss_kb_end"].get<std::int64_t>() -
                        (*sender)["max_rss_kb_start"].get<std::int64_t>();
-  EXPECT_LE(grew_kb, 512) << "the sender's peak memory grew while it was back-pressured";
+  EXPECT_LE(grew_kb, kUnderAddressSanitizer ? 1024 : 512)
+      << "the sender's peak memory grew while it was back-pressured";
 }
 
 // Connects to 127.0.0.1:port (retrying while the node starts), sends `bytes`, waits for the
