@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Each run's wait counts in a `boreal bench` sweep, one line per run of the listed wait modes:
+machine CPU-us per tuple (sender, receiver), p99, and each end's sleeps, blocks, blocks ended by
+an event (wk) or at the deadline (to), polls and sleep/block switches. The figures quoted in
+docs/bench/experiments/sender-block/README.md (sleeps and polls per frame, blocks ended by a
+control frame) are ratios of these columns.
+
+    python3 scripts/wait_counts.py OUT/bench.jsonl [--waits block,sleep,adaptive]
+"""
+import argparse
+import json
+import sys
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("jsonl")
+    parser.add_argument("--waits", default="block,sleep,adaptive")
+    args = parser.parse_args(argv)
+    waits = set(args.waits.split(","))
+    try:
+        lines = open(args.jsonl, encoding="utf-8").read().splitlines()
+    except OSError as e:
+        print(f"wait_counts: {args.jsonl}: cannot read: {e.strerror}", file=sys.stderr)
+        return 2
+    for text in lines:
+        run = json.loads(text)
+        if run.get("kind") != "run" or run.get("wait") not in waits or not run.get("tuples_per_s"):
+            continue
+        ws, cpu = run["wait_stats"], run["cpu_us_per_tuple"]
+        ends = " ".join(
+            f"| {end[0].upper()} sl {s['sleeps']} bl {s['blocks']} wk {s['wakeups']} "
+            f"to {s['timeouts']} polls {s['polls']} sw {s['switches']}"
+            for end, s in (("sender", ws["sender"]), ("receiver", ws["receiver"])))
+        print(f"{run['wait']:<8} {run.get('offered_rate')} {run['tuples_per_s'] / 1e6:.2f}M "
+              f"cpu {cpu['machine']:.3f} (snd {cpu['sender']:.3f} rcv {cpu['receiver']:.3f}) "
+              f"p99 {run['latency_us']['p99']:.0f} {ends}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
