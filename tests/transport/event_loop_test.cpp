@@ -284,11 +284,15 @@ TEST_P(RunAgent, EveryModeSeesAllUnitsAndStops) {
   EXPECT_GE(s.polls - s.empty_polls, 1u);
   EXPECT_LE(s.polls - s.empty_polls, kUnits);  // each productive poll took at least one unit
   EXPECT_EQ(s.failed_arms + s.blocks, s.arms);
-  if (config.mode == WaitMode::busy || config.mode == WaitMode::sleep) {
-    EXPECT_EQ(s.arms, 0u);
-  }
+  // `busy` never arms or sleeps. `sleep` may block: it does after idle_before_block() (2 ms
+  // here) without work, which a producer descheduled on a loaded machine can cause; the fake-
+  // clock tests in wait_modes_test.cpp pin that rule down.
   if (config.mode == WaitMode::busy) {
+    EXPECT_EQ(s.arms, 0u);
     EXPECT_EQ(s.sleeps, 0u);
+  }
+  if (config.mode == WaitMode::sleep) {
+    EXPECT_GE(s.sleeps, 1u);  // the pauses between bursts are 200 µs, twice the budget
   }
 }
 
