@@ -128,10 +128,9 @@ class BasicAdaptiveWait {
       wake_cost_ += (overshoot - wake_cost_) / 8;
     } else {
       enter(IdleState::block, now);
-      const auto timeouts = stats_.timeouts;
-      const bool blocked = detail::block_once<Clock>(source, hints, stats_);
-      if (blocked && !receives(hints)) {
-        const double woken = stats_.timeouts == timeouts ? 1.0 : 0.0;
+      const auto outcome = detail::block_once<Clock>(source, hints, stats_);
+      if (outcome != detail::BlockOutcome::not_blocked && !receives(hints)) {
+        const double woken = outcome == detail::BlockOutcome::woken ? 1.0 : 0.0;
         woken_share_ += (woken - woken_share_) / 8;
       }
     }
@@ -166,7 +165,6 @@ class BasicAdaptiveWait {
     const bool probe = ++episodes_since_probe_ >= probe_every_;
     if (probe) episodes_since_probe_ = 0;
     spinning_ = prefer_block_ && (probe || spin_success_ > kSpinPaysAbove);
-    probing_ = spinning_ && spin_success_ <= kSpinPaysAbove;
     episode_spin_ = spinning_ ? spin_budget() : std::chrono::nanoseconds::zero();
     if (spinning_) {
       enter(IdleState::spin, now);
@@ -176,9 +174,12 @@ class BasicAdaptiveWait {
   }
   void end_episode(typename Clock::time_point now) {
     if (spinning_) {
+      // Read before the update: this episode spun only as a probe if spinning did not pay
+      // when it began (spin_success_ has not changed since).
+      const bool probing = spin_success_ <= kSpinPaysAbove;
       const double caught = reached_wait_ ? 0.0 : 1.0;
       spin_success_ += (caught - spin_success_) / 8;
-      if (probing_) {
+      if (probing) {
         probe_every_ = reached_wait_ ? std::min(probe_every_ * 2, kSpinProbeEveryMost)
                                      : kSpinProbeEvery;
       }
@@ -191,10 +192,10 @@ class BasicAdaptiveWait {
     return hints.free_capacity < std::numeric_limits<double>::infinity();
   }
   void update_preference(const LoadHints& hints) {
-    const double rate_hz = hints.arrival_rate_hz > 0.0 ? hints.arrival_rate_hz : 0.0;
     const bool before = prefer_block_;
     if (receives(hints)) {
       // Arrivals one sleep would span: sleep once it is two, block below one.
+      const double rate_hz = hints.arrival_rate_hz > 0.0 ? hints.arrival_rate_hz : 0.0;
       const double spanned = std::chrono::duration<double>(sleep_span(config_, hints)).count() * rate_hz;
       if (prefer_block_ && spanned > 2.0) prefer_block_ = false;
       if (!prefer_block_ && spanned < 1.0) prefer_block_ = true;
@@ -230,7 +231,6 @@ class BasicAdaptiveWait {
   double spin_success_ = 1.0;  // optimistic: spin until the gaps show it does not pay
   std::uint32_t episodes_since_probe_ = 0;
   std::uint32_t probe_every_ = kSpinProbeEvery;
-  bool probing_ = false;  // this episode spins only as a probe
   bool prefer_block_ = false;
   double woken_share_ = 0.0;  // a sending-only thread blocks until control frames wake it
   std::uint32_t sleeping_waits_ = 0;  // a sending-only thread's, while it sleeps

@@ -16,21 +16,27 @@ namespace boreal::transport {
 inline constexpr std::chrono::nanoseconds kMaxBlock = std::chrono::seconds(1);
 
 namespace detail {
-// One arm → re-poll → block step, shared by block, backoff and adaptive. Returns false if it
-// did not block (work arrived while arming, or the deadline has passed).
+// How one block_once() step ended.
+enum class BlockOutcome {
+  not_blocked,  // work arrived while arming, or the deadline had passed
+  woken,        // an event ended the block before its timeout
+  timed_out,    // the block lasted until the deadline (or kMaxBlock)
+};
+
+// One arm → re-poll → block step, shared by block, sleep, backoff and adaptive.
 template <class Clock>
-bool block_once(Waitable& source, const LoadHints& hints, WaitStats& stats) {
+BlockOutcome block_once(Waitable& source, const LoadHints& hints, WaitStats& stats) {
   auto timeout = kMaxBlock;
   if (hints.deadline != Clock::time_point::max()) {
     const auto left = hints.deadline - Clock::now();
-    if (left <= std::chrono::nanoseconds::zero()) return false;
+    if (left <= std::chrono::nanoseconds::zero()) return BlockOutcome::not_blocked;
     timeout = std::min<std::chrono::nanoseconds>(timeout, left);
   }
   ++stats.arms;
   if (!source.try_arm()) {
     ++stats.failed_arms;
     source.disarm();
-    return false;
+    return BlockOutcome::not_blocked;
   }
   ++stats.blocks;
   const auto start = Clock::now();
@@ -38,7 +44,7 @@ bool block_once(Waitable& source, const LoadHints& hints, WaitStats& stats) {
   stats.blocked += Clock::now() - start;
   ++(woken ? stats.wakeups : stats.timeouts);
   source.disarm();
-  return true;
+  return woken ? BlockOutcome::woken : BlockOutcome::timed_out;
 }
 }  // namespace detail
 
