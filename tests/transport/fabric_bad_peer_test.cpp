@@ -141,8 +141,9 @@ class FakePeer {
         FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->av_type = FI_AV_TABLE;
-    hints->tx_attr->msg_order = FI_ORDER_SAS;
-    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    // As boreal's fabric-rma endpoints ask: write-after-write order too (ring words).
+    hints->tx_attr->msg_order = FI_ORDER_SAS | (rma ? FI_ORDER_WAW : 0);
+    hints->rx_attr->msg_order = FI_ORDER_SAS | (rma ? FI_ORDER_WAW : 0);
     const std::string service = std::to_string(port);
     int rc = fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", service.c_str(), 0, hints, &info_);
     fi_freeinfo(hints);
@@ -234,6 +235,29 @@ class FakePeer {
       return fi_writedata(ep_, buffer, size, desc(send_mr_),
                           fabric_medium::encode_imm(imm.link, imm.slot, imm.length), peer_,
                           target, setup_->ring_key, &op->fi);
+    });
+  }
+
+  // Queues a remote write of `bytes` into ring slot `slot` without immediate data, then of
+  // `word` into the slot's ring word (fabric_wire.hpp).
+  void write_unannounced(const std::vector<std::byte>& bytes, std::uint32_t slot,
+                         std::uint64_t word) {
+    ASSERT_TRUE(setup_.has_value());
+    auto* buffer = stage(bytes);
+    auto* op = next_op();
+    const auto target = setup_->ring_address + std::uint64_t{slot} * setup_->slot_bytes;
+    queue_.push_back([this, buffer, size = bytes.size(), target, op] {
+      return fi_write(ep_, buffer, size, desc(send_mr_), peer_, target, setup_->ring_key,
+                      &op->fi);
+    });
+    std::vector<std::byte> word_bytes(fabric_medium::kRingWordBytes);
+    fabric_medium::wire_detail::put(word_bytes.data(), word);
+    auto* word_buffer = stage(word_bytes);
+    auto* word_op = next_op();
+    const auto word_target = target + setup_->slot_bytes - fabric_medium::kRingWordBytes;
+    queue_.push_back([this, word_buffer, word_target, word_op] {
+      return fi_write(ep_, word_buffer, fabric_medium::kRingWordBytes, desc(send_mr_), peer_,
+                      word_target, setup_->ring_key, &word_op->fi);
     });
   }
 
@@ -389,7 +413,9 @@ class BadPeerFixture : public ::testing::Test {
   // Opens the listener, expects A and B over `transfer`, connects B's sender and queues the
   // fake's hello for A (with a garbage extension when asked). Skips when the provider is
   // absent or cannot carry `transfer`.
-  void start(const std::string& provider, FabricTransfer transfer, bool garbage_hello = false) {
+  // a_never_blocks: A's receiving end says it never blocks (fabric-rma: it offers ring words).
+  void start(const std::string& provider, FabricTransfer transfer, bool garbage_hello = false,
+             bool a_never_blocks = false) {
     provider_ = provider;
     transfer_ = transfer;
     const bool shm = provider == "shm";
@@ -409,7 +435,9 @@ class BadPeerFixture : public ::testing::Test {
     listener_ = std::move(listener).value();
     port_ = shm ? wanted : listener_->port();
     ASSERT_NE(port_, 0);
-    auto a = listener_->expect(options_a(), transfer);
+    auto a_options = options_a();
+    a_options.never_blocks = a_never_blocks;
+    auto a = listener_->expect(a_options, transfer);
     if (!a && a.error().message.find(" lacks ") != std::string::npos) {
       GTEST_SKIP() << a.error().message;
     }
@@ -433,6 +461,7 @@ class BadPeerFixture : public ::testing::Test {
     if (transfer == FabricTransfer::rma_writes) {
       ASSERT_EQ(fake_.setup()->slots, kWindowA);
       ASSERT_EQ(fake_.setup()->link, 1u);  // A was expected first
+      ASSERT_EQ(fake_.setup()->ring_words, a_never_blocks);
     }
   }
 
@@ -660,6 +689,20 @@ class FabricBadPeerRmaTest : public BadPeerFixture,
                              public ::testing::WithParamInterface<const char*> {
  protected:
   void start() { BadPeerFixture::start(GetParam(), FabricTransfer::rma_writes); }
+  // A offers ring words: frames may come without immediate data.
+  void start_polled() {
+    BadPeerFixture::start(GetParam(), FabricTransfer::rma_writes, false, /*a_never_blocks=*/true);
+  }
+  // Frame `sequence` of A as a sender writing without immediate data would: into its slot,
+  // then the slot's ring word naming it with `length` (default: the bytes written).
+  void write_unannounced(const std::vector<std::byte>& frame, std::uint64_t sequence,
+                         std::optional<std::uint32_t> length = std::nullopt) {
+    const auto slot = static_cast<std::uint32_t>((sequence - 1) % kWindowA);
+    fake_.write_unannounced(
+        frame, slot,
+        fabric_medium::encode_ring_word(
+            sequence, length.value_or(static_cast<std::uint32_t>(frame.size()))));
+  }
 };
 
 // The listener cannot tell whose write names no link (a write carries no sender), so it
@@ -751,6 +794,60 @@ TEST_P(FabricBadPeerRmaTest, SecondWriteToAPendingSlotFailsOnlyItsLink) {
   deliver(data_frame(7, 2), 2);  // waits for frame 1
   deliver(data_frame(7, 2), 2);
   expect_only_a_fails("second remote write to slot 1 (frame 2) while frame 1 has not arrived");
+  EXPECT_TRUE(a_sink_.sequences.empty());
+}
+
+// A receiver that never blocks finds frames written without immediate data by their ring
+// words, in order, and credits them back as it does announced ones.
+TEST_P(FabricBadPeerRmaTest, FramesFoundByTheirRingWordsAreDeliveredInOrder) {
+  start_polled();
+  if (IsSkipped() || HasFatalFailure()) return;
+  std::vector<std::uint32_t> crcs;
+  for (std::uint64_t s = 1; s <= 2 * kWindowA; ++s) crcs.push_back(payload_crc(data_frame(7, s)));
+  for (std::uint64_t s = 1; s <= kWindowA; ++s) write_unannounced(data_frame(7, s), s);
+  ASSERT_TRUE(drive_until([&] {
+    return (a_sink_.sequences.size() == kWindowA && fake_.credit() == 2 * kWindowA) ||
+           a_->state() == LinkState::failed;
+  })) << "A delivered " << a_sink_.sequences.size() << ", credit " << fake_.credit();
+  // The second lap overwrites every slot and its word.
+  for (std::uint64_t s = kWindowA + 1; s <= 2 * kWindowA; ++s) write_unannounced(data_frame(7, s), s);
+  ASSERT_TRUE(drive_until([&] {
+    return (a_sink_.sequences.size() == 2 * kWindowA && b_sink_.sequences.size() == kFramesB) ||
+           a_->state() == LinkState::failed;
+  })) << "A delivered " << a_sink_.sequences.size();
+  ASSERT_EQ(a_->error(), nullptr) << a_->error()->describe();
+  EXPECT_EQ(a_sink_.sequences, (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(a_sink_.crcs, crcs);
+  EXPECT_EQ(a_->stats().unannounced_frames, 2 * kWindowA);
+  EXPECT_TRUE(listener_->rejected().empty()) << refusals();
+  expect_b_and_listener_healthy();
+}
+
+TEST_P(FabricBadPeerRmaTest, RingWordNamingAFrameBeyondTheCreditFailsOnlyItsLink) {
+  start_polled();
+  if (IsSkipped() || HasFatalFailure()) return;
+  write_unannounced(data_frame(7, 5), 5);  // slot 0, where frame 1 is due
+  expect_only_a_fails(
+      "ring word of slot 0 names frame 5 while frame 1 is due, beyond the 4 frames granted (the "
+      "sender exceeded its credit or wrote the wrong slot)");
+  EXPECT_TRUE(a_sink_.sequences.empty());
+}
+
+TEST_P(FabricBadPeerRmaTest, RingWordLengthThatDisagreesWithTheHeaderFailsOnlyItsLink) {
+  start_polled();
+  if (IsSkipped() || HasFatalFailure()) return;
+  write_unannounced(data_frame(7, 1), 1);
+  write_unannounced(data_frame(7, 2, 4), 2, /*length=*/48);  // the whole 64-byte frame is written
+  expect_only_a_fails("remote write of 48 bytes carries a frame of 64");
+  EXPECT_EQ(a_sink_.sequences, std::vector<std::uint64_t>{1});
+}
+
+TEST_P(FabricBadPeerRmaTest, RingWordLongerThanASlotFailsOnlyItsLink) {
+  start_polled();
+  if (IsSkipped() || HasFatalFailure()) return;
+  write_unannounced(data_frame(7, 1), 1, /*length=*/60000);
+  expect_only_a_fails("remote write of 60000 bytes exceeds the slot's " +
+                      std::to_string(kFrameHeaderBytes + 16 * kTupleBytes));
   EXPECT_TRUE(a_sink_.sequences.empty());
 }
 

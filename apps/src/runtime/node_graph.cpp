@@ -262,6 +262,9 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       fabric_stream_in = stream_label(stream);
     }
     transport::LinkOptions options = link_options(spec, stream, schema_of(stream));
+    // A busy thread polls its links without end: fabric-rma's sender may then leave out the
+    // immediate data that only wakes a blocked thread.
+    options.never_blocks = graph->wait.mode == transport::WaitMode::busy;
     if (!graph->checkpoint_path.empty()) {
       options.manual_ack = true;
       options.resume_after = resumed_input(stream.name);

@@ -28,6 +28,7 @@ json to_json(const transport::LinkStats& s) {
           {"read_calls", s.read_calls},
           {"write_calls", s.write_calls},
           {"would_block", s.would_block},
+          {"unannounced_frames", s.unannounced_frames},
           {"pickup_p99_us", s.pickup_p99_us}};
 }
 
@@ -44,6 +45,7 @@ transport::LinkStats link_stats_from_json(const json& j) {
   s.read_calls = j.value("read_calls", 0ULL);
   s.write_calls = j.value("write_calls", 0ULL);
   s.would_block = j.value("would_block", 0ULL);
+  s.unannounced_frames = j.value("unannounced_frames", 0ULL);
   s.pickup_p99_us = j.value("pickup_p99_us", 0U);
   return s;
 }

@@ -23,7 +23,7 @@ struct InfoDeleter {
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 // Hints: what boreal needs plus every mr_mode bit it can honour (docs/transport-notes.md §1.2).
-InfoPtr make_hints(const std::string& provider, bool full, bool rma) {
+InfoPtr make_hints(const std::string& provider, bool full, bool rma, bool waw = false) {
   InfoPtr hints(fi_allocinfo());
   if (!hints) return hints;
   hints->ep_attr->type = FI_EP_RDM;
@@ -35,8 +35,10 @@ InfoPtr make_hints(const std::string& provider, bool full, bool rma) {
                                   FI_MR_PROV_KEY | FI_MR_ENDPOINT;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->av_type = FI_AV_TABLE;
-    hints->tx_attr->msg_order = FI_ORDER_SAS;
-    hints->rx_attr->msg_order = FI_ORDER_SAS;
+    // fabric-rma also asks for write-after-write order (ring words), and goes without it
+    // where the provider has none.
+    hints->tx_attr->msg_order = FI_ORDER_SAS | (waw ? FI_ORDER_WAW : 0);
+    hints->rx_attr->msg_order = FI_ORDER_SAS | (waw ? FI_ORDER_WAW : 0);
   }
   return hints;
 }
@@ -127,9 +129,15 @@ Result<std::unique_ptr<FabricContext>> FabricContext::open(EventLoop& loop,
   }
   const std::string service = std::to_string(port);
   auto get = [&](bool with_rma, fi_info** found) {
+    const auto flags = bind_local ? FI_SOURCE : 0;
+    if (with_rma) {
+      auto ordered = make_hints(provider, true, true, /*waw=*/true);
+      if (fi_getinfo(kApiVersion, host.c_str(), service.c_str(), flags, ordered.get(), found) == 0) {
+        return 0;
+      }
+    }
     auto hints = make_hints(provider, true, with_rma);
-    return fi_getinfo(kApiVersion, host.c_str(), service.c_str(), bind_local ? FI_SOURCE : 0,
-                      hints.get(), found);
+    return fi_getinfo(kApiVersion, host.c_str(), service.c_str(), flags, hints.get(), found);
   };
   fi_info* found = nullptr;
   int rc = get(rma != Rma::unwanted, &found);
@@ -182,6 +190,10 @@ std::uint64_t FabricContext::remote_address(const std::byte* base) const noexcep
 Result<void> FabricContext::setup(fi_info* info, bool bind_local) {
   info_ = info;
   inject_bytes_ = info->tx_attr->inject_size;
+  if ((info->caps & FI_RMA) && (info->tx_attr->msg_order & FI_ORDER_WAW) &&
+      (info->rx_attr->msg_order & FI_ORDER_WAW)) {
+    ordered_write_bytes_ = info->ep_attr->max_order_waw_size;
+  }
   yield_when_idle_ = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
   if (int rc = fi_fabric(info->fabric_attr, &fabric_, nullptr)) return error("fi_fabric", rc);
   if (int rc = fi_domain(fabric_, info, &domain_, nullptr)) return error("fi_domain", rc);

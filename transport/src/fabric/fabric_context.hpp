@@ -139,6 +139,10 @@ class FabricContext {
   [[nodiscard]] const std::string& provider() const noexcept { return provider_; }
   [[nodiscard]] fi_addr_t peer() const noexcept { return peer_; }
   [[nodiscard]] std::size_t inject_bytes() const noexcept { return inject_bytes_; }
+  // The largest write whose bytes land before those of a later write to the same peer
+  // (FI_ORDER_WAW with max_order_waw_size; 0: no such order). fabric-rma's ring words need a
+  // slot's worth (docs/transport-notes.md §1.5).
+  [[nodiscard]] std::size_t ordered_write_bytes() const noexcept { return ordered_write_bytes_; }
   [[nodiscard]] bool has_wait_fd() const noexcept { return descriptor_.has_value(); }
   // Empty when this endpoint can carry fabric-rma, else what the provider lacks
   // ("provider 'P' lacks FI_RMA, which fabric-rma needs").
@@ -212,6 +216,7 @@ class FabricContext {
   fid_ep* ep_ = nullptr;
   fi_addr_t peer_ = FI_ADDR_UNSPEC;
   std::size_t inject_bytes_ = 0;
+  std::size_t ordered_write_bytes_ = 0;
   std::string rma_missing_;
   std::uint64_t next_key_ = 1;
   bool yield_when_idle_ = false;

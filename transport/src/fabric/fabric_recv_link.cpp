@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cassert>
+#include <cstring>
 
 #include <sys/uio.h>
 
@@ -22,7 +24,11 @@ FabricRecvLink::FabricRecvLink(EventLoop& loop, Hub& hub, const LinkOptions& opt
       owner_(owner),
       transfer_(transfer),
       link_index_(link_index),
-      pool_(options.window, kFrameHeaderBytes + options.max_payload_bytes),
+      frame_bytes_(static_cast<std::uint32_t>(kFrameHeaderBytes + options.max_payload_bytes)),
+      ring_words_(transfer == FabricTransfer::rma_writes && options.never_blocks),
+      // fabric-rma: each ring slot ends with its ring word (fabric_wire.hpp).
+      pool_(options.window,
+            frame_bytes_ + (transfer == FabricTransfer::rma_writes ? kRingWordBytes : 0)),
       ops_(options.window),
       arrived_(options.window),
       arrived_head_(options.resume_after),
@@ -124,6 +130,11 @@ void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
   ack_sent_ = acked_;
   if (eos_sequence_ != 0 && acked_ >= eos_sequence_ && !ack_slot_) ack_to_send_ = eos_sequence_;
   if (transfer_ == FabricTransfer::rma_writes) {
+    // No ring word of an earlier connection may name a frame of this one: the new sender
+    // writes none before it has the setup, sent below.
+    for (std::uint32_t slot = 0; slot < pool_.capacity(); ++slot) {
+      std::memset(pool_.at(slot).data + pool_.buffer_bytes() - kRingWordBytes, 0, kRingWordBytes);
+    }
     peer_credit_address_ = extension.credit_address;
     peer_credit_key_ = extension.credit_key;
     setup_credit_ = credits_.initial_grant();
@@ -207,42 +218,49 @@ void FabricRecvLink::on_received(std::uint32_t slot, std::size_t length) {
 
 void FabricRecvLink::on_written(const Imm& imm) {
   if (state_ == LinkState::failed) return;
-  const std::uint32_t slots = pool_.capacity();
   if (!peer_) {
     // A write of a lost connection (before this node's restart, or of a sender being waited
     // for): its sender writes the frame again once it said hello.
     ++stats_.duplicates_dropped;
     return;
   }
+  if (imm.slot >= pool_.capacity()) {
+    fail_link(Error{ErrorCategory::protocol, 0,
+                    "remote write to slot " + std::to_string(imm.slot) + " of a ring of " +
+                        std::to_string(pool_.capacity()) + " slots"});
+    return;
+  }
+  on_slot_written(imm.slot, imm.length);
+}
+
+bool FabricRecvLink::on_slot_written(std::uint32_t slot, std::uint32_t length) {
+  const std::uint32_t slots = pool_.capacity();
   std::string problem;
-  if (imm.slot >= slots) {
-    problem = "remote write to slot " + std::to_string(imm.slot) + " of a ring of " +
-              std::to_string(slots) + " slots";
-  } else if (imm.length > pool_.buffer_bytes()) {
-    problem = "remote write of " + std::to_string(imm.length) + " bytes exceeds the slot's " +
-              std::to_string(pool_.buffer_bytes());
+  if (length > frame_bytes_) {
+    problem = "remote write of " + std::to_string(length) + " bytes exceeds the slot's " +
+              std::to_string(frame_bytes_);
   } else {
     // The window: frames arrived_tail_ + 1 .. credit_sent_, in slots from arrived_tail_ % slots
     // on. credit_sent_ <= frames delivered + slots, so each slot names at most one of them, and
     // never one whose frame is released but not delivered yet (that would be overwritten).
     const std::uint64_t head = arrived_tail_;
-    const std::uint64_t frame = head + 1 + (imm.slot + slots - head % slots) % slots;
+    const std::uint64_t frame = head + 1 + (slot + slots - head % slots) % slots;
     if (frame - connection_base_ > credit_sent_) {
-      problem = "remote write to slot " + std::to_string(imm.slot) + " is for frame " +
+      problem = "remote write to slot " + std::to_string(slot) + " is for frame " +
                 std::to_string(frame) + ", beyond the " + std::to_string(credit_sent_) +
                 " frames granted (the sender exceeded its credit or wrote the wrong slot)";
-    } else if (completed_[imm.slot] != kPending) {
-      problem = "second remote write to slot " + std::to_string(imm.slot) + " (frame " +
+    } else if (completed_[slot] != kPending) {
+      problem = "second remote write to slot " + std::to_string(slot) + " (frame " +
                 std::to_string(frame) + ") while frame " + std::to_string(head + 1) +
                 " has not arrived";
     }
   }
   if (!problem.empty()) {
     fail_link(Error{ErrorCategory::protocol, 0, problem});
-    return;
+    return false;
   }
   last_heard_ = hub_.now();
-  completed_[imm.slot] = imm.length;
+  completed_[slot] = length;
   // Release the frames whose slots are written, in ring order from the head.
   for (;;) {
     const auto next = static_cast<std::uint32_t>(arrived_tail_ % slots);
@@ -251,6 +269,47 @@ void FabricRecvLink::on_written(const Imm& imm) {
     arrived_[arrived_tail_++ % arrived_.size()] = {next, completed_[next]};
     completed_[next] = kPending;
   }
+  return true;
+}
+
+std::uint64_t FabricRecvLink::read_ring_word(std::uint32_t slot) const noexcept {
+  // The sender's provider stores the word after the frame's bytes (write-after-write order);
+  // the acquire load keeps this thread's reads of the frame after it. On RDMA hardware the
+  // store is the NIC's DMA; with the sockets provider a thread of libfabric's makes it
+  // (tests/sanitizers/tsan.supp).
+  auto* word = reinterpret_cast<std::uint64_t*>(pool_.at(slot).data + pool_.buffer_bytes() -
+                                                kRingWordBytes);
+  return boost::endian::little_to_native(std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_acquire));
+}
+
+int FabricRecvLink::find_unannounced() {
+  int found = 0;
+  const std::uint32_t slots = pool_.capacity();
+  while (state_ != LinkState::failed && peer_) {
+    const auto slot = static_cast<std::uint32_t>(arrived_tail_ % slots);
+    const auto due = arrived_tail_ + 1;
+    const auto word = read_ring_word(slot);
+    const auto length = ring_word_length(word, due);
+    if (!length) {
+      // Cleared at attach, or a frame of an earlier lap: the sender has not written this one
+      // yet. A later frame here means the sender wrote beyond its credit, over frame `due`.
+      const auto named = word >> 16;
+      if (named > (due & kRingWordSequenceMask)) {
+        fail_link(Error{ErrorCategory::protocol, 0,
+                        "ring word of slot " + std::to_string(slot) + " names frame " +
+                            std::to_string(named) + " while frame " + std::to_string(due) +
+                            " is due, beyond the " + std::to_string(credit_sent_) +
+                            " frames granted (the sender exceeded its credit or wrote the "
+                            "wrong slot)"});
+      }
+      break;
+    }
+    if (completed_[slot] != kPending) break;
+    if (!on_slot_written(slot, *length)) break;
+    ++stats_.unannounced_frames;
+    ++found;
+  }
+  return found;
 }
 
 void FabricRecvLink::on_outbound_done(std::uint32_t slot) {
@@ -353,6 +412,7 @@ void FabricRecvLink::fail_link(const Error& error) {
 
 int FabricRecvLink::poll(FrameSink& sink) {
   int work = hub_.progress();
+  if (ring_words_) work += find_unannounced();
   while (state_ != LinkState::failed && arrived_head_ != arrived_tail_) {
     const auto arrived = arrived_[arrived_head_++ % arrived_.size()];
     if (!deliver(sink, arrived)) break;
@@ -593,7 +653,8 @@ bool FabricRecvLink::send_setup() {
                 .ring_key = registration_.key(),
                 .slots = pool_.capacity(),
                 .slot_bytes = static_cast<std::uint32_t>(pool_.buffer_bytes()),
-                .link = link_index_},
+                .link = link_index_,
+                .ring_words = ring_words_},
                std::span<std::byte, kRmaSetupBytes>(source->data + kFrameHeaderBytes,
                                                     kRmaSetupBytes));
   auto& op = source_ops_[source->index];
@@ -651,6 +712,12 @@ bool FabricRecvLink::arm() {
   if (arrived_head_ != arrived_tail_ || credit_to_send_ != 0 || ack_to_send_ ||
       setup_credit_ != 0 ||
       (peer_ && (resume_to_send_ || (options_.manual_ack && acked_ > ack_sent_)))) {
+    return false;
+  }
+  // A frame written without immediate data wakes nobody: one already there is work now.
+  if (ring_words_ && peer_ && completed_[arrived_tail_ % pool_.capacity()] == kPending &&
+      ring_word_length(read_ring_word(static_cast<std::uint32_t>(arrived_tail_ % pool_.capacity())),
+                       arrived_tail_ + 1)) {
     return false;
   }
   return hub_.context().arm();

@@ -50,6 +50,10 @@ class Hub {
 // frames are released in slot order (= sequence order) as the head slot fills. A slot is free
 // again once the sink returned, and freed slots are granted back with fi_writedata from
 // kSources small registered buffers, each reused after its completion.
+// With LinkOptions::never_blocks the setup offers ring words (fabric_wire.hpp): a sender whose
+// provider orders write after write then writes frames without immediate data, and poll()
+// finds each by the word in its slot, in ring order (find_unannounced()); frames announced by
+// immediate data are still taken as above.
 //
 // Credit is checked as frames arrive, against the total actually sent to the peer: a frame
 // that arrives beyond it (fabric-msg: the n-th message with less than n granted; fabric-rma:
@@ -165,6 +169,14 @@ class FabricRecvLink final : public RecvLink {
   // An operation failed: the connection is lost (a sender that reconnects) or the link fails.
   void link_error(const Error& error);
   bool deliver(FrameSink& sink, const Arrived& arrived);
+  // fabric-rma with ring words: releases the frames whose ring words say they were written,
+  // in ring order from the head. Returns how many.
+  int find_unannounced();
+  // The ring word of `slot`, which the sender writes remotely (an acquire load).
+  [[nodiscard]] std::uint64_t read_ring_word(std::uint32_t slot) const noexcept;
+  // Validates a frame of `length` bytes written to `slot` (either way) and records it; false
+  // when the link failed.
+  bool on_slot_written(std::uint32_t slot, std::uint32_t length);
   int flush_control();
   // fabric-rma: sends the setup / writes one control word. false: not now (-FI_EAGAIN or no
   // free source buffer; retried on the next poll) or the link failed.
@@ -182,6 +194,8 @@ class FabricRecvLink final : public RecvLink {
   std::uint32_t owner_;
   FabricTransfer transfer_;
   std::uint32_t link_index_;
+  std::uint32_t frame_bytes_;  // the largest frame: header + max payload
+  bool ring_words_;            // fabric-rma and never_blocks: the setup offers ring words
   BufferPool pool_;
   Registration registration_;
   std::optional<BufferPool> sources_;

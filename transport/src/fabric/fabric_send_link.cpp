@@ -2,7 +2,8 @@
 //
 // Frames are built in place in buffers of one registered pool ([32-byte header][payload])
 // and posted in do_work(): fabric-msg with fi_tsend, fabric-rma with fi_writedata into the
-// receiver's ring. The pool holds window + backup_frames buffers for frames and one for the
+// receiver's ring (or, where the receiver polls and writes land in order, fi_write and the
+// slot's ring word: fabric_wire.hpp). The pool holds window + backup_frames buffers for frames and one for the
 // hello (always a tagged send). kControlSlots small registered buffers stay posted for the
 // receiver's tagged control messages: its answer to the hello, acknowledgements and credit
 // (fabric-msg), or the answer and the setup (fabric-rma, after which credit and
@@ -35,6 +36,7 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/endian/conversion.hpp>
 
 #include <boreal/transport/buffer_pool.hpp>
 #include <boreal/transport/credit_window.hpp>
@@ -149,7 +151,9 @@ class FabricSendLink final : public SendLink {
     const auto now = Clock::now();
     // Frames refused with -FI_EAGAIN are retried by polling, as rxm requires; a hello or a
     // new endpoint waiting for its retry time is not.
-    if (state_ == LinkState::established && backup_.can_send(credits_)) return false;
+    if (state_ == LinkState::established && (backup_.can_send(credits_) || word_due_)) {
+      return false;
+    }
     const auto deadline = next_deadline();
     if (now >= deadline) return false;
     wake_.wake_at(deadline);
@@ -356,9 +360,18 @@ class FabricSendLink final : public SendLink {
                 std::to_string(setup->slot_bytes) + " bytes as link " +
                 std::to_string(setup->link) + ", which cannot carry this link's frames";
     }
+    if (problem.empty() && setup->ring_words &&
+        setup->slot_bytes < kFrameHeaderBytes + options_.max_payload_bytes + kRingWordBytes) {
+      problem = "fabric-rma setup offers ring words in slots of " +
+                std::to_string(setup->slot_bytes) + " bytes, which leave no room for them";
+    }
     if (!problem.empty()) return protocol_failure(problem);
     ring_ = *setup;
     link_index_ = setup->link;
+    // Frames without immediate data need the receiver's offer and an order of write after
+    // write that covers a whole slot here (docs/transport-notes.md §1.5).
+    ring_words_ = setup->ring_words && context_->ordered_write_bytes() >= setup->slot_bytes &&
+                  context_->inject_bytes() >= kRingWordBytes;
     ++stats_.credit_frames;
     credits_.on_grant(credit);
     return establish_if_answered();
@@ -452,6 +465,8 @@ class FabricSendLink final : public SendLink {
       ++work;
     }
     if (state_ != LinkState::established) return work;
+    // A ring word the provider refused last time goes before the next frame.
+    if (word_due_ && !post_ring_word()) return work;
     backup_.spend(credits_);
     while (backup_.sent() != backup_.credited()) {
       const auto position = backup_.sent();
@@ -462,12 +477,20 @@ class FabricSendLink final : public SendLink {
       op.slot = frame.slot;
       const void* data = pool_.at(frame.slot).data;
       ssize_t rc = 0;
+      const char* call = "fi_tsend";
       if (transfer_ == FabricTransfer::rma_writes) {
         const auto target = static_cast<std::uint32_t>(position % ring_.slots);
-        rc = fi_writedata(context_->ep(), data, frame.bytes, pool_reg_.desc(),
-                          encode_imm(link_index_, target, frame.bytes), context_->peer(),
-                          ring_.ring_address + std::uint64_t{target} * ring_.slot_bytes,
-                          ring_.ring_key, &op.fi);
+        const auto address = ring_.ring_address + std::uint64_t{target} * ring_.slot_bytes;
+        if (ring_words_) {
+          call = "fi_write";
+          rc = fi_write(context_->ep(), data, frame.bytes, pool_reg_.desc(), context_->peer(),
+                        address, ring_.ring_key, &op.fi);
+        } else {
+          call = "fi_writedata";
+          rc = fi_writedata(context_->ep(), data, frame.bytes, pool_reg_.desc(),
+                            encode_imm(link_index_, target, frame.bytes), context_->peer(),
+                            address, ring_.ring_key, &op.fi);
+        }
       } else {
         rc = fi_tsend(context_->ep(), data, frame.bytes, pool_reg_.desc(), context_->peer(),
                       options_.stream_id, &op.fi);
@@ -480,17 +503,42 @@ class FabricSendLink final : public SendLink {
         return work;
       }
       if (rc != 0) {
-        connection_lost(context_->error(
-            transfer_ == FabricTransfer::rma_writes ? "fi_writedata" : "fi_tsend",
-            static_cast<int>(rc)));
+        connection_lost(context_->error(call, static_cast<int>(rc)));
         return work;
       }
       busy_[frame.slot] = 1;
       if (backup_.mark_sent()) ++stats_.frames_replayed;
       ++work;
       last_sent_ = now_;
+      if (ring_words_) {
+        // Frame position + 1 is in slot position % slots; its word is the slot's last 8 bytes.
+        const auto target = position % ring_.slots;
+        word_due_ = RingWord{
+            .value = boost::endian::native_to_little(encode_ring_word(position + 1, frame.bytes)),
+            .address = ring_.ring_address + (target + 1) * ring_.slot_bytes - kRingWordBytes};
+        ++stats_.unannounced_frames;
+        if (!post_ring_word()) return work;
+      }
     }
     return work;
+  }
+
+  // Writes word_due_ (fi_inject_write: the provider copies it, and no completion follows).
+  // false: refused for now (-FI_EAGAIN; it stays due) or the connection was lost.
+  bool post_ring_word() {
+    const auto rc = fi_inject_write(context_->ep(), &word_due_->value, kRingWordBytes,
+                                    context_->peer(), word_due_->address, ring_.ring_key);
+    ++stats_.write_calls;
+    if (rc == -FI_EAGAIN) {
+      ++stats_.would_block;
+      return false;
+    }
+    if (rc != 0) {
+      connection_lost(context_->error("fi_inject_write", static_cast<int>(rc)));
+      return false;
+    }
+    word_due_.reset();
+    return true;
   }
 
   bool post_hello() {
@@ -614,6 +662,8 @@ class FabricSendLink final : public SendLink {
     credit_heard_ = false;
     resume_after_.reset();
     ring_ = RmaSetup{};
+    ring_words_ = false;
+    word_due_.reset();
     link_index_ = 0;
   }
 
@@ -703,6 +753,14 @@ class FabricSendLink final : public SendLink {
   Registration credit_words_reg_;
   RmaSetup ring_;                  // fabric-rma: where frames go, from the setup
   std::uint32_t link_index_ = 0;   // fabric-rma: 0 until the setup
+  // fabric-rma with ring words: frames go without immediate data, each followed by its word
+  // (fabric_wire.hpp); a word the provider refused is written before the next frame.
+  struct RingWord {
+    std::uint64_t value = 0;  // little-endian on the wire
+    std::uint64_t address = 0;
+  };
+  bool ring_words_ = false;
+  std::optional<RingWord> word_due_;
   std::vector<OpContext> data_ops_;     // one per pool buffer
   std::vector<OpContext> control_ops_;  // one per control slot
   std::uint32_t hello_slot_ = 0;

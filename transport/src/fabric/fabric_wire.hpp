@@ -22,6 +22,13 @@
 //     bits 31..24 link index (1..255, assigned by the listener) |
 //     bits 23..16 slot (0..255)                                 |
 //     bits 15..0  frame length in bytes (header + payload, <= 65535).
+// Ring words (the receiver's setup sets kSetupRingWords: its thread never blocks, so it polls
+// the ring anyway, and the sender's provider orders write after write for a whole slot): the
+// sender fi_write's the frame without immediate data, then fi_inject_write's the slot's ring
+// word, the little-endian u64 (sequence << 16) | length, into the slot's last 8 bytes; the
+// receiver finds frame n when slot (n - 1) % slots's word names n. Write-after-write order
+// makes the frame's bytes land first (docs/transport-notes.md §1.5). The receiver clears the
+// words when a connection attaches, so no word of an earlier connection is taken for a frame.
 // Credit and the ack go back the same way: the receiver fi_writedata's 8 bytes (little-endian
 // u64) into the sender's credit words, credit_address + 0 (cumulative credit total) or + 8
 // (sequence of the acknowledged end-of-stream frame; fi_writemsg with a completion), with the
@@ -99,14 +106,31 @@ struct HelloExtension {
 };
 
 // After the setup's credit frame: 0..7 ring base address, 8..15 ring key, 16..19 slots,
-// 20..23 slot bytes, 24 link index, 25..27 zero, 28..31 CRC-32C of bytes 0..27.
+// 20..23 slot bytes, 24 link index, 25 flags (kSetupRingWords), 26..27 zero, 28..31 CRC-32C of
+// bytes 0..27.
+inline constexpr std::uint8_t kSetupRingWords = 0x01;
 struct RmaSetup {
   std::uint64_t ring_address = 0;
   std::uint64_t ring_key = 0;
   std::uint32_t slots = 0;
   std::uint32_t slot_bytes = 0;
   std::uint32_t link = 0;
+  bool ring_words = false;  // the receiver polls: frames may come without immediate data
 };
+
+// Ring words: the last kRingWordBytes of each slot (slots are multiples of 64 bytes).
+inline constexpr std::uint32_t kRingWordBytes = 8;
+inline constexpr std::uint64_t kRingWordSequenceMask = (std::uint64_t{1} << 48) - 1;
+[[nodiscard]] constexpr std::uint64_t encode_ring_word(std::uint64_t sequence,
+                                                       std::uint32_t length) noexcept {
+  return ((sequence & kRingWordSequenceMask) << 16) | (length & 0xFFFF);
+}
+// The frame length a ring word carries when it names frame `sequence`, else nullopt.
+[[nodiscard]] constexpr std::optional<std::uint32_t> ring_word_length(
+    std::uint64_t word, std::uint64_t sequence) noexcept {
+  if ((word >> 16) != (sequence & kRingWordSequenceMask)) return std::nullopt;
+  return static_cast<std::uint32_t>(word & 0xFFFF);
+}
 
 namespace wire_detail {
 template <class T>
@@ -158,20 +182,24 @@ inline void encode_setup(const RmaSetup& s, std::span<std::byte, kRmaSetupBytes>
   wire_detail::put(out.data() + 16, s.slots);
   wire_detail::put(out.data() + 20, s.slot_bytes);
   out[24] = static_cast<std::byte>(s.link);
+  out[25] = static_cast<std::byte>(s.ring_words ? kSetupRingWords : 0);
   wire_detail::seal(out);
 }
 
-// nullopt: checksum mismatch or non-zero reserved bytes. Field ranges are the caller's.
+// nullopt: checksum mismatch, an unknown flag or non-zero reserved bytes. Field ranges are
+// the caller's.
 [[nodiscard]] inline std::optional<RmaSetup> decode_setup(std::span<const std::byte> in) noexcept {
   if (!wire_detail::sealed(in)) return std::nullopt;
-  if (in[25] != std::byte{0} || in[26] != std::byte{0} || in[27] != std::byte{0}) {
+  const auto flags = std::to_integer<std::uint8_t>(in[25]);
+  if ((flags & ~kSetupRingWords) != 0 || in[26] != std::byte{0} || in[27] != std::byte{0}) {
     return std::nullopt;
   }
   return RmaSetup{.ring_address = wire_detail::get<std::uint64_t>(in.data() + 0),
                   .ring_key = wire_detail::get<std::uint64_t>(in.data() + 8),
                   .slots = wire_detail::get<std::uint32_t>(in.data() + 16),
                   .slot_bytes = wire_detail::get<std::uint32_t>(in.data() + 20),
-                  .link = std::to_integer<std::uint32_t>(in[24])};
+                  .link = std::to_integer<std::uint32_t>(in[24]),
+                  .ring_words = (flags & kSetupRingWords) != 0};
 }
 
 // What fabric-rma cannot carry in `options`, or "" (the immediate's field widths).

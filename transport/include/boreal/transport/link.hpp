@@ -44,6 +44,9 @@ struct LinkStats {
   std::uint64_t read_calls = 0;       // read/recv syscalls (or CQ reads)
   std::uint64_t write_calls = 0;      // write/send syscalls (or posts)
   std::uint64_t would_block = 0;      // syscalls that found nothing to do
+  // fabric-rma: frames written without immediate data (sender) or found by their ring word
+  // (receiver): each one a completion the receiver did not read.
+  std::uint64_t unannounced_frames = 0;
   // The pickup report (frame.hpp): the receiver's p99 time from a frame's arrival at its host
   // to its thread reading it, in µs, as last sent (receiver) or received (sender); 0: none.
   std::uint32_t pickup_p99_us = 0;
@@ -211,6 +214,10 @@ struct LinkOptions {
   bool manual_ack = false;
   // Sender: see SendLink::release().
   bool hold_until_released = false;
+  // Receiver: the thread that polls this link never blocks (wait mode busy). fabric-rma then
+  // lets its sender write frames without immediate data, each found by a word in its ring
+  // slot (docs/transport-notes.md §1.5); the other media ignore it.
+  bool never_blocks = false;
 };
 
 }  // namespace boreal::transport
