@@ -275,8 +275,8 @@ bool FabricRecvLink::on_slot_written(std::uint32_t slot, std::uint32_t length) {
 std::uint64_t FabricRecvLink::read_ring_word(std::uint32_t slot) const noexcept {
   // The sender's provider stores the word after the frame's bytes (write-after-write order);
   // the acquire load keeps this thread's reads of the frame after it. On RDMA hardware the
-  // store is the NIC's DMA; with the sockets provider a thread of libfabric's makes it
-  // (tests/sanitizers/tsan.supp).
+  // store is the NIC's DMA; with the sockets provider a thread of libfabric's makes it, and
+  // under ThreadSanitizer that provider keeps immediate data (FabricContext::setup()).
   auto* word = reinterpret_cast<std::uint64_t*>(pool_.at(slot).data + pool_.buffer_bytes() -
                                                 kRingWordBytes);
   return boost::endian::little_to_native(std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_acquire));
