@@ -251,6 +251,13 @@ class FabricLinkTest : public FabricTest,
     o.never_blocks = never_blocks();
     FabricTest::expect_link(pair, o, transfer);
   }
+  // ...and its sender takes the offer on every provider here (by default only on verbs and
+  // efa: LinkOptions::RingWords).
+  void connect_link(LinkPair& pair, const LinkOptions& link_options, FabricTransfer transfer) {
+    auto o = link_options;
+    if (never_blocks()) o.ring_words = LinkOptions::RingWords::always;
+    FabricTest::connect_link(pair, o, transfer);
+  }
 
   void open(const LinkOptions& link_options) {
     open_listener(provider());
@@ -304,6 +311,21 @@ TEST_P(FabricLinkTest, DeliversEveryFrameInOrderWithItsBytes) {
   // when asked: docs/transport-notes.md §1.5). Under ThreadSanitizer the sockets provider keeps
   // immediate data (FabricContext: TSan cannot order its threads' writes).
   const bool words = !(kUnderThreadSanitizer && std::string(provider()) == "sockets");
+  // A sender left to decide keeps immediate data on these software providers.
+  if (never_blocks() && transfer() == FabricTransfer::rma_writes) {
+    LinkPair automatic;
+    auto o = options(8, 2);
+    o.stream_id = 8;
+    o.never_blocks = true;
+    FabricTest::expect_link(automatic, o, transfer());
+    FabricTest::connect_link(automatic, o, transfer());
+    if (HasFatalFailure()) return;
+    std::vector<std::uint32_t> sent;
+    ASSERT_TRUE(drive_until([&] { return feed(automatic, 20, sent); }));
+    expect_in_order(automatic, sent);
+    EXPECT_EQ(automatic.send->stats().unannounced_frames, 0u);
+    EXPECT_EQ(automatic.recv->stats().unannounced_frames, 0u);
+  }
   const std::uint64_t unannounced =
       transfer() == FabricTransfer::rma_writes && never_blocks() && words ? kFrames : 0;
   EXPECT_EQ(send_->stats().unannounced_frames, unannounced);
@@ -766,7 +788,10 @@ TEST_P(FabricLinkTest, RestartedSenderIsTakenBackAndItsReplaysAreDropped) {
   send_->append_unacknowledged(unacknowledged);
   // The sending node dies, and comes back from that checkpoint.
   main_.send.reset();
-  auto again = make_fabric_send_link(sender_loop_, {provider_, "127.0.0.1", port_}, o, transfer());
+  auto again_options = o;
+  if (never_blocks()) again_options.ring_words = LinkOptions::RingWords::always;
+  auto again = make_fabric_send_link(sender_loop_, {provider_, "127.0.0.1", port_}, again_options,
+                                     transfer());
   ASSERT_TRUE(again) << again.error().describe();
   main_.send = std::move(again).value();
   ASSERT_TRUE(main_.send->restore(unacknowledged, committed));

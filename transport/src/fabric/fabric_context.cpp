@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include <boost/asio/error.hpp>
@@ -192,6 +193,13 @@ void FabricContext::check_rma() {
     rma_missing_ = "provider '" + provider_ + "' lacks 4 bytes of remote CQ data (it offers " +
                    std::to_string(info_->domain_attr->cq_data_size) + "), which fabric-rma needs";
   }
+}
+
+bool FabricContext::hardware_rma() const noexcept {
+  // "verbs;ofi_rxm" and the like name the core provider first.
+  const std::string_view name(provider_);
+  const auto core = name.substr(0, name.find(';'));
+  return core == "verbs" || core == "efa";
 }
 
 std::uint64_t FabricContext::remote_address(const std::byte* base) const noexcept {

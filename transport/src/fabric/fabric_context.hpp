@@ -143,6 +143,10 @@ class FabricContext {
   // (FI_ORDER_WAW with max_order_waw_size; 0: no such order). fabric-rma's ring words need a
   // slot's worth (docs/transport-notes.md §1.5).
   [[nodiscard]] std::size_t ordered_write_bytes() const noexcept { return ordered_write_bytes_; }
+  // Whether a NIC does this provider's RMA (verbs, efa, alone or under rxm): there a target
+  // completion costs a posted receive and a CQ entry; the other providers here emulate RMA
+  // over sockets or shared memory.
+  [[nodiscard]] bool hardware_rma() const noexcept;
   [[nodiscard]] bool has_wait_fd() const noexcept { return descriptor_.has_value(); }
   // Empty when this endpoint can carry fabric-rma, else what the provider lacks
   // ("provider 'P' lacks FI_RMA, which fabric-rma needs").

@@ -368,9 +368,14 @@ class FabricSendLink final : public SendLink {
     if (!problem.empty()) return protocol_failure(problem);
     ring_ = *setup;
     link_index_ = setup->link;
-    // Frames without immediate data need the receiver's offer and an order of write after
-    // write that covers a whole slot here (docs/transport-notes.md §1.5).
-    ring_words_ = setup->ring_words && context_->ordered_write_bytes() >= setup->slot_bytes &&
+    // Frames without immediate data need the receiver's offer, this end's choice
+    // (LinkOptions::ring_words) and an order of write after write that covers a whole slot
+    // here (docs/transport-notes.md §1.5).
+    using RingWords = LinkOptions::RingWords;
+    const bool wanted = options_.ring_words == RingWords::always ||
+                        (options_.ring_words == RingWords::automatic && context_->hardware_rma());
+    ring_words_ = setup->ring_words && wanted &&
+                  context_->ordered_write_bytes() >= setup->slot_bytes &&
                   context_->inject_bytes() >= kRingWordBytes;
     ++stats_.credit_frames;
     credits_.on_grant(credit);

@@ -218,6 +218,15 @@ struct LinkOptions {
   // lets its sender write frames without immediate data, each found by a word in its ring
   // slot (docs/transport-notes.md §1.5); the other media ignore it.
   bool never_blocks = false;
+  // Sender, fabric-rma to a receiver that never blocks: whether it takes that offer.
+  //   automatic: where a completion costs the receiver more than the ring word's second write
+  //     costs both ends: a NIC's RMA (verbs, efa), where each completion is a posted receive
+  //     and a CQ entry. On the software providers the word is a second message, measured at
+  //     two thirds of the maximum on tcp;ofi_rxm (docs/transport-notes.md §1.5).
+  //   always: wherever the provider orders write after write (the tests, measurements).
+  //   never: immediate data with every frame.
+  enum class RingWords : std::uint8_t { automatic, always, never };
+  RingWords ring_words = RingWords::automatic;
 };
 
 }  // namespace boreal::transport
