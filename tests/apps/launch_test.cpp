@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <boreal/transport/frame.hpp>
+#include <boreal/transport/sanitizers.hpp>
 
 #include "apps/app_test_support.hpp"
 #include "launch/launcher.hpp"
@@ -159,18 +160,6 @@ TEST(FlushHold, TheSenderHoldsFramesForTheBudgetLessTheReceiversPickup) {
   }
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kUnderAddressSanitizer = true;
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
-
 TEST(SlowSink, SenderStallsOnCreditAndNothingIsLost) {
   TempDir dir;
   // 10 tuples per frame, 8 frames of credit, a sink that takes 1 ms per frame: the sender can
@@ -198,7 +187,7 @@ TEST(SlowSink, SenderStallsOnCreditAndNothingIsLost) {
   // quarantine instead of being reused, and one CI run saw 516 kB here.
   const auto grew_kb = (*sender)["max_rss_kb_end"].get<std::int64_t>() -
                        (*sender)["max_rss_kb_start"].get<std::int64_t>();
-  EXPECT_LE(grew_kb, kUnderAddressSanitizer ? 1024 : 512)
+  EXPECT_LE(grew_kb, boreal::transport::kUnderAddressSanitizer ? 1024 : 512)
       << "the sender's peak memory grew while it was back-pressured";
 }
 

@@ -38,6 +38,7 @@
 
 #include <boreal/transport/crc32c.hpp>
 #include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/sanitizers.hpp>
 
 #include "fabric/fabric_wire.hpp"
 
@@ -54,18 +55,6 @@ constexpr std::uint32_t kTupleBytes = 8;
 constexpr auto kDeadline = 10s;
 constexpr std::uint32_t kWindowA = 4;
 constexpr std::uint64_t kFramesB = 64;
-
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kUnderThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kUnderThreadSanitizer = true;
-#else
-constexpr bool kUnderThreadSanitizer = false;
-#endif
-#else
-constexpr bool kUnderThreadSanitizer = false;
-#endif
 
 // Stream A, played by the fake peer. Heartbeats and silence detection are pushed far out:
 // the fake sends no heartbeats, and the listener's heartbeats would only fill its receives.

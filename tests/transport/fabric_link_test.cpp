@@ -18,6 +18,7 @@
 
 #include <boreal/transport/crc32c.hpp>
 #include <boreal/transport/event_loop.hpp>
+#include <boreal/transport/sanitizers.hpp>
 
 namespace boreal::transport {
 namespace {
@@ -27,18 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint32_t kTupleBytes = 8;
 constexpr auto kDeadline = 5s;
-
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kUnderThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kUnderThreadSanitizer = true;
-#else
-constexpr bool kUnderThreadSanitizer = false;
-#endif
-#else
-constexpr bool kUnderThreadSanitizer = false;
-#endif
 
 LinkOptions options(std::uint32_t window, std::uint32_t credit_batch) {
   return LinkOptions{.stream_id = 7,

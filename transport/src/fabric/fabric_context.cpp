@@ -11,6 +11,8 @@
 
 #include <boost/asio/error.hpp>
 
+#include <boreal/transport/sanitizers.hpp>
+
 namespace boreal::transport::fabric_medium {
 namespace {
 
@@ -45,18 +47,6 @@ InfoPtr make_hints(const std::string& provider, bool full, bool rma, bool waw = 
 }
 
 std::string strerror_of(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
-
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kUnderThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kUnderThreadSanitizer = true;
-#else
-constexpr bool kUnderThreadSanitizer = false;
-#endif
-#else
-constexpr bool kUnderThreadSanitizer = false;
-#endif
 
 }  // namespace
 
