@@ -279,7 +279,8 @@ std::uint64_t FabricRecvLink::read_ring_word(std::uint32_t slot) const noexcept 
   // under ThreadSanitizer that provider keeps immediate data (FabricContext::setup()).
   auto* word = reinterpret_cast<std::uint64_t*>(pool_.at(slot).data + pool_.buffer_bytes() -
                                                 kRingWordBytes);
-  return boost::endian::little_to_native(std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_acquire));
+  const auto stored = std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_acquire);
+  return boost::endian::little_to_native(stored);
 }
 
 int FabricRecvLink::find_unannounced() {
@@ -715,10 +716,11 @@ bool FabricRecvLink::arm() {
     return false;
   }
   // A frame written without immediate data wakes nobody: one already there is work now.
-  if (ring_words_ && peer_ && completed_[arrived_tail_ % pool_.capacity()] == kPending &&
-      ring_word_length(read_ring_word(static_cast<std::uint32_t>(arrived_tail_ % pool_.capacity())),
-                       arrived_tail_ + 1)) {
-    return false;
+  if (ring_words_ && peer_) {
+    const auto head = static_cast<std::uint32_t>(arrived_tail_ % pool_.capacity());
+    if (completed_[head] == kPending && ring_word_length(read_ring_word(head), arrived_tail_ + 1)) {
+      return false;
+    }
   }
   return hub_.context().arm();
 }
