@@ -54,7 +54,9 @@ void TcpRecvLink::attach(Socket socket, std::string peer, std::uint32_t sender_i
   if (ever_attached_) ++stats_.reconnects;
   ever_attached_ = true;
   socket_.emplace(std::move(socket));
-  // Arrival times for the pickup report; without them (never seen on Linux) no report goes out.
+  // Arrival times for the pickup report. Linux switches receive stamps on for the host in
+  // deferred work when the first socket asks, so the first reads on a host where no socket
+  // had them may come unstamped; those frames say "unknown" and the report skips them.
   const int on = 1;
   (void)::setsockopt(socket_->native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   peer_ = std::move(peer);
