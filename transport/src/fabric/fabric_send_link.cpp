@@ -554,12 +554,15 @@ class FabricSendLink final : public SendLink {
                              pool_reg_.desc(), context_->peer(), kHelloTag, &op.fi);
     ++stats_.write_calls;
     if (rc == -FI_EAGAIN) {
+      // Refused for now (rxm while it sets up the connection): tried again on every do_work.
       ++stats_.would_block;
-      if (last_hello_failure_.empty()) {
+      if (!hello_refused_since_) {
+        hello_refused_since_ = now_;
         last_hello_failure_ = context_->error("fi_tsend", static_cast<int>(rc)).message;
       }
       return false;
     }
+    hello_refused_since_.reset();
     if (is_unreachable(rc)) {
       retry_hello(context_->error("fi_tsend", static_cast<int>(rc)).message);
       return false;
@@ -568,6 +571,7 @@ class FabricSendLink final : public SendLink {
       connection_lost(context_->error("fi_tsend", static_cast<int>(rc)));
       return false;
     }
+    last_hello_failure_.clear();  // this one went out: what became of it is told apart
     hello_due_ = false;
     hello_busy_ = true;
     hello_sent_at_ = now_;
@@ -598,9 +602,26 @@ class FabricSendLink final : public SendLink {
                      describe() + ": no credit from the receiver within " +
                          std::to_string(connect_timeout_.count()) +
                          " ms (is it listening, and does it expect this stream?)" +
-                         (last_hello_failure_.empty()
-                              ? std::string()
-                              : "; the last hello failed: " + last_hello_failure_)});
+                         what_became_of_the_hello()});
+  }
+
+  // For the connect timeout's error: the provider still refusing the hello, the last one
+  // failing, or the last one sent and never answered.
+  std::string what_became_of_the_hello() const {
+    const auto ms = [](Clock::duration d) {
+      return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+    };
+    if (hello_refused_since_) {
+      return "; the provider has refused the hello for the last " +
+             ms(now_ - *hello_refused_since_) + " ms (still connecting?): " +
+             last_hello_failure_;
+    }
+    if (!last_hello_failure_.empty()) return "; the last hello failed: " + last_hello_failure_;
+    if (hello_sent_at_ != Clock::time_point{}) {
+      return "; the last hello went out " + ms(now_ - hello_sent_at_) + " ms before and " +
+             (hello_busy_ ? "has not completed" : "was not answered");
+    }
+    return {};
   }
 
   // Established: notices a silent peer, and sends a heartbeat when nothing else went out.
@@ -657,6 +678,7 @@ class FabricSendLink final : public SendLink {
       if (orphaned_[slot]) drop(slot);
     }
     hello_busy_ = false;
+    hello_refused_since_.reset();
     // Registrations before the context that owns their domain.
     pool_reg_ = Registration{};
     control_reg_ = Registration{};
@@ -773,6 +795,8 @@ class FabricSendLink final : public SendLink {
   bool hello_due_ = false;   // to be sent at retry_at_
   bool hello_busy_ = false;  // its send is in flight
   Clock::time_point hello_sent_at_{};
+  // Since when the provider refuses the hello (-FI_EAGAIN), while it does.
+  std::optional<Clock::time_point> hello_refused_since_;
   // The current connection's answer to the hello: the resume point and (fabric-msg) credit.
   std::optional<std::uint64_t> resume_after_;
   bool credit_heard_ = false;
