@@ -220,8 +220,11 @@ class FabricTest : public ::testing::Test {
 // sender then writes frames without immediate data where the provider orders writes).
 using ProviderAndTransfer = std::tuple<const char*, FabricTransfer, bool>;
 
-// Every case runs for each provider and each transfer, fabric-rma both with and without
-// ring words.
+// Every case runs for each provider and each transfer, and fabric-rma with ring words on
+// tcp;ofi_rxm (the software stand-in for verbs;ofi_rxm) and shm (no socket under it, and
+// the provider whose write order had to be asked for). The words' code is the same on every
+// provider; sockets and net are left out of that third variant for CI's time, and
+// fabric_bad_peer_test's ring-word cases still run on all four.
 class FabricLinkTest : public FabricTest,
                        public ::testing::WithParamInterface<ProviderAndTransfer> {
  protected:
@@ -911,7 +914,10 @@ std::vector<ProviderAndTransfer> provider_and_transfers() {
   for (const char* provider : kProviders) {
     all.emplace_back(provider, FabricTransfer::messages, false);
     all.emplace_back(provider, FabricTransfer::rma_writes, false);
-    all.emplace_back(provider, FabricTransfer::rma_writes, true);
+    const std::string name = provider;
+    if (name == "tcp;ofi_rxm" || name == "shm") {
+      all.emplace_back(provider, FabricTransfer::rma_writes, true);
+    }
   }
   return all;
 }
