@@ -133,8 +133,11 @@ void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
     // No ring word of an earlier connection may name a frame of this one: the new sender
     // writes none before it has the setup, sent below.
     for (std::uint32_t slot = 0; slot < pool_.capacity(); ++slot) {
-      std::memset(pool_.at(slot).data + pool_.buffer_bytes() - kRingWordBytes, 0, kRingWordBytes);
+      std::memset(pool_.region().data() +
+                      ring_word_offset(slot, static_cast<std::uint32_t>(pool_.buffer_bytes())),
+                  0, kRingWordBytes);
     }
+    watch_words_ = ring_words_;
     peer_credit_address_ = extension.credit_address;
     peer_credit_key_ = extension.credit_key;
     setup_credit_ = credits_.initial_grant();
@@ -230,6 +233,7 @@ void FabricRecvLink::on_written(const Imm& imm) {
                         std::to_string(pool_.capacity()) + " slots"});
     return;
   }
+  watch_words_ = false;  // the sender declined the ring words: no slot needs reading
   on_slot_written(imm.slot, imm.length);
 }
 
@@ -277,8 +281,10 @@ std::uint64_t FabricRecvLink::read_ring_word(std::uint32_t slot) const noexcept 
   // the acquire load keeps this thread's reads of the frame after it. On RDMA hardware the
   // store is the NIC's DMA; with the sockets provider a thread of libfabric's makes it, and
   // under ThreadSanitizer that provider keeps immediate data (FabricContext::setup()).
-  auto* word = reinterpret_cast<std::uint64_t*>(pool_.at(slot).data + pool_.buffer_bytes() -
-                                                kRingWordBytes);
+  // The setup names the pool's region as the ring and buffer_bytes() as the slot size.
+  const auto slot_bytes = static_cast<std::uint32_t>(pool_.buffer_bytes());
+  auto* word =
+      reinterpret_cast<std::uint64_t*>(pool_.region().data() + ring_word_offset(slot, slot_bytes));
   const auto stored = std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_acquire);
   return boost::endian::little_to_native(stored);
 }
@@ -413,7 +419,7 @@ void FabricRecvLink::fail_link(const Error& error) {
 
 int FabricRecvLink::poll(FrameSink& sink) {
   int work = hub_.progress();
-  if (ring_words_) work += find_unannounced();
+  if (watch_words_) work += find_unannounced();
   while (state_ != LinkState::failed && arrived_head_ != arrived_tail_) {
     const auto arrived = arrived_[arrived_head_++ % arrived_.size()];
     if (!deliver(sink, arrived)) break;
@@ -716,7 +722,7 @@ bool FabricRecvLink::arm() {
     return false;
   }
   // A frame written without immediate data wakes nobody: one already there is work now.
-  if (ring_words_ && peer_) {
+  if (watch_words_ && peer_) {
     const auto head = static_cast<std::uint32_t>(arrived_tail_ % pool_.capacity());
     if (completed_[head] == kPending && ring_word_length(read_ring_word(head), arrived_tail_ + 1)) {
       return false;

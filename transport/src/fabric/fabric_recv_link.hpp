@@ -196,6 +196,9 @@ class FabricRecvLink final : public RecvLink {
   std::uint32_t link_index_;
   std::uint32_t frame_bytes_;  // the largest frame: header + max payload
   bool ring_words_;            // fabric-rma and never_blocks: the setup offers ring words
+  // This connection's sender may be writing ring words: from attach() until a frame comes
+  // with immediate data (a sender that declined the offer; one that took it sends none).
+  bool watch_words_ = false;
   BufferPool pool_;
   Registration registration_;
   std::optional<BufferPool> sources_;
@@ -247,7 +250,6 @@ class FabricRecvLink final : public RecvLink {
   std::uint64_t ack_sent_ = 0;
   bool resume_to_send_ = false;
   std::uint64_t eos_sequence_ = 0;  // 0: not delivered yet
-  bool eos_ack_sent_ = false;
   std::uint32_t sender_id_ = 0;
   std::vector<std::byte> peer_name_;
   bool ever_attached_ = false;

@@ -483,8 +483,9 @@ class FabricSendLink final : public SendLink {
       const void* data = pool_.at(frame.slot).data;
       ssize_t rc = 0;
       const char* call = "fi_tsend";
+      std::uint32_t target = 0;  // fabric-rma: frame position + 1 goes to slot position % slots
       if (transfer_ == FabricTransfer::rma_writes) {
-        const auto target = static_cast<std::uint32_t>(position % ring_.slots);
+        target = static_cast<std::uint32_t>(position % ring_.slots);
         const auto address = ring_.ring_address + std::uint64_t{target} * ring_.slot_bytes;
         if (ring_words_) {
           call = "fi_write";
@@ -516,11 +517,9 @@ class FabricSendLink final : public SendLink {
       ++work;
       last_sent_ = now_;
       if (ring_words_) {
-        // Frame position + 1 is in slot position % slots; its word is the slot's last 8 bytes.
-        const auto target = position % ring_.slots;
         word_due_ = RingWord{
             .value = boost::endian::native_to_little(encode_ring_word(position + 1, frame.bytes)),
-            .address = ring_.ring_address + (target + 1) * ring_.slot_bytes - kRingWordBytes};
+            .address = ring_.ring_address + ring_word_offset(target, ring_.slot_bytes)};
         ++stats_.unannounced_frames;
         if (!post_ring_word()) return work;
       }

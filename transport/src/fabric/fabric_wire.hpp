@@ -125,6 +125,12 @@ inline constexpr std::uint64_t kRingWordSequenceMask = (std::uint64_t{1} << 48) 
                                                        std::uint32_t length) noexcept {
   return ((sequence & kRingWordSequenceMask) << 16) | (length & 0xFFFF);
 }
+// Where slot `slot`'s word lies, from the start of a ring of `slot_bytes`-byte slots: both
+// ends place it with this.
+[[nodiscard]] constexpr std::uint64_t ring_word_offset(std::uint64_t slot,
+                                                       std::uint32_t slot_bytes) noexcept {
+  return (slot + 1) * slot_bytes - kRingWordBytes;
+}
 // The frame length a ring word carries when it names frame `sequence`, else nullopt.
 [[nodiscard]] constexpr std::optional<std::uint32_t> ring_word_length(
     std::uint64_t word, std::uint64_t sequence) noexcept {
