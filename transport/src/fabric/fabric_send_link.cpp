@@ -3,8 +3,8 @@
 // Frames are built in place in buffers of one registered pool ([32-byte header][payload])
 // and posted in do_work(): fabric-msg with fi_tsend, fabric-rma with fi_writedata into the
 // receiver's ring (or, where the receiver polls and writes land in order, fi_write and the
-// slot's ring word: fabric_wire.hpp). The pool holds window + backup_frames buffers for frames and one for the
-// hello (always a tagged send). kControlSlots small registered buffers stay posted for the
+// slot's ring word: fabric_wire.hpp). The pool holds window + backup_frames buffers for
+// frames and one for the hello (always a tagged send). kControlSlots small registered buffers stay posted for the
 // receiver's tagged control messages: its answer to the hello, acknowledgements and credit
 // (fabric-msg), or the answer and the setup (fabric-rma, after which credit and
 // acknowledgements arrive as remote writes into credit_words_).
@@ -58,6 +58,8 @@ constexpr std::uint32_t kControlSlots = 8;
 // OpContext::owner of the hello's send (data frames are kOwnerData, control receives
 // kOwnerControl).
 constexpr std::uint32_t kOwnerHello = 3;
+// OpContext::owner of a ring word's write (word_ops_).
+constexpr std::uint32_t kOwnerWord = 4;
 
 // Hello retries while nobody listens, and new endpoints while reconnecting: quick at first (a
 // receiver started a moment later), then at most 5 per second, which costs nothing while it
@@ -87,8 +89,12 @@ class FabricSendLink final : public SendLink {
         peer_(std::move(peer)),
         peer_text_(peer_.host + ":" + std::to_string(peer_.port)),
         sender_id_(detail::pick_sender_id(options.sender_id)),
+        // fabric-rma: a buffer's last kRingWordBytes hold its frame's ring word while that is
+        // written (post_ring_word()), from memory registered with the frames.
         pool_(options.window + options.backup_frames + 1,
-              std::max(kFrameHeaderBytes + options.max_payload_bytes, kHelloFrameBytes)),
+              std::max(kFrameHeaderBytes + options.max_payload_bytes +
+                           (transfer == FabricTransfer::rma_writes ? kRingWordBytes : 0),
+                       kHelloFrameBytes)),
         backup_(pool_, options.window + options.backup_frames, options.hold_until_released),
         busy_(pool_.capacity(), 0),
         orphaned_(pool_.capacity(), 0),
@@ -96,6 +102,7 @@ class FabricSendLink final : public SendLink {
         credit_words_(2 * kControlWordBytes),
         context_(std::move(context)),
         data_ops_(pool_.capacity()),
+        word_ops_(transfer == FabricTransfer::rma_writes ? pool_.capacity() : 0),
         control_ops_(kControlSlots),
         connect_timeout_(connect_timeout),
         connect_deadline_(Clock::now() + connect_timeout),
@@ -299,9 +306,9 @@ class FabricSendLink final : public SendLink {
           }
         } else if (op->owner == kOwnerHello) {
           hello_busy_ = false;
-        } else if (op->owner == kOwnerData) {
-          busy_[op->slot] = 0;
-          if (orphaned_[op->slot]) drop(op->slot);
+        } else if (op->owner == kOwnerData || op->owner == kOwnerWord) {
+          assert(busy_[op->slot] > 0);
+          if (--busy_[op->slot] == 0 && orphaned_[op->slot]) drop(op->slot);
         } else if (!on_control(op->slot, entries[i].len)) {
           return work;
         }
@@ -313,7 +320,7 @@ class FabricSendLink final : public SendLink {
 
   // Whether `op` is the context of an operation this link posted (fabric_medium::holds()).
   [[nodiscard]] bool owns(const void* op) const noexcept {
-    return holds(data_ops_, op) || holds(control_ops_, op);
+    return holds(data_ops_, op) || holds(control_ops_, op) || holds(word_ops_, op);
   }
 
   // A frame's buffer once the receiver acknowledged the frame: back to the pool, or when the
@@ -374,9 +381,8 @@ class FabricSendLink final : public SendLink {
     using RingWords = LinkOptions::RingWords;
     const bool wanted = options_.ring_words == RingWords::always ||
                         (options_.ring_words == RingWords::automatic && context_->hardware_rma());
-    ring_words_ = setup->ring_words && wanted &&
-                  context_->ordered_write_bytes() >= setup->slot_bytes &&
-                  context_->inject_bytes() >= kRingWordBytes;
+    ring_words_ =
+        setup->ring_words && wanted && context_->ordered_write_bytes() >= setup->slot_bytes;
     ++stats_.credit_frames;
     credits_.on_grant(credit);
     return establish_if_answered();
@@ -517,9 +523,12 @@ class FabricSendLink final : public SendLink {
       ++work;
       last_sent_ = now_;
       if (ring_words_) {
-        word_due_ = RingWord{
-            .value = boost::endian::native_to_little(encode_ring_word(position + 1, frame.bytes)),
-            .address = ring_.ring_address + ring_word_offset(target, ring_.slot_bytes)};
+        const auto word =
+            boost::endian::native_to_little(encode_ring_word(position + 1, frame.bytes));
+        std::memcpy(ring_word_buffer(frame.slot), &word, kRingWordBytes);
+        word_due_ = RingWord{.slot = frame.slot,
+                             .address = ring_.ring_address +
+                                        ring_word_offset(target, ring_.slot_bytes)};
         ++stats_.unannounced_frames;
         if (!post_ring_word()) return work;
       }
@@ -527,20 +536,36 @@ class FabricSendLink final : public SendLink {
     return work;
   }
 
-  // Writes word_due_ (fi_inject_write: the provider copies it, and no completion follows).
+  // Where frame buffer `slot` keeps its frame's ring word while it is written.
+  [[nodiscard]] std::byte* ring_word_buffer(std::uint32_t slot) const noexcept {
+    return pool_.at(slot).data + pool_.buffer_bytes() - kRingWordBytes;
+  }
+
+  // Writes word_due_ from its frame's buffer, with a completion like the frame's: the buffer
+  // stays busy until both completed. (fi_inject_write would need neither the buffer nor the
+  // completion, but libfabric 1.17's tcp;ofi_rxm then crashed in fi_close of an endpoint
+  // whose connection had been lost, in fabric_link_test's restarted-receiver case run
+  // repeatedly in one process; and a buffer of the registered pool is what FI_MR_LOCAL
+  // providers (verbs) need.)
   // false: refused for now (-FI_EAGAIN; it stays due) or the connection was lost.
   bool post_ring_word() {
-    const auto rc = fi_inject_write(context_->ep(), &word_due_->value, kRingWordBytes,
-                                    context_->peer(), word_due_->address, ring_.ring_key);
+    const auto slot = word_due_->slot;
+    auto& op = word_ops_[slot];
+    op.owner = kOwnerWord;
+    op.slot = slot;
+    const auto rc = fi_write(context_->ep(), ring_word_buffer(slot), kRingWordBytes,
+                             pool_reg_.desc(), context_->peer(), word_due_->address,
+                             ring_.ring_key, &op.fi);
     ++stats_.write_calls;
     if (rc == -FI_EAGAIN) {
       ++stats_.would_block;
       return false;
     }
     if (rc != 0) {
-      connection_lost(context_->error("fi_inject_write", static_cast<int>(rc)));
+      connection_lost(context_->error("fi_write", static_cast<int>(rc)));
       return false;
     }
+    ++busy_[slot];
     word_due_.reset();
     return true;
   }
@@ -769,7 +794,7 @@ class FabricSendLink final : public SendLink {
   // context) close before the domain, and the buffers (declared before it) go last.
   BufferPool pool_;
   detail::BackupQueue backup_;          // every committed frame until acknowledged
-  std::vector<std::uint8_t> busy_;      // per pool buffer: an operation on it is in flight
+  std::vector<std::uint8_t> busy_;      // per pool buffer: operations on it in flight (0-2)
   std::vector<std::uint8_t> orphaned_;  // per pool buffer: acknowledged while busy
   std::vector<std::byte> control_;
   std::vector<std::byte> credit_words_;  // fabric-rma: [credit total][ack], written remotely
@@ -782,12 +807,13 @@ class FabricSendLink final : public SendLink {
   // fabric-rma with ring words: frames go without immediate data, each followed by its word
   // (fabric_wire.hpp); a word the provider refused is written before the next frame.
   struct RingWord {
-    std::uint64_t value = 0;  // little-endian on the wire
-    std::uint64_t address = 0;
+    std::uint32_t slot = 0;    // the frame's buffer, whose last bytes hold the word
+    std::uint64_t address = 0;  // where it goes in the receiver's ring
   };
   bool ring_words_ = false;
   std::optional<RingWord> word_due_;
   std::vector<OpContext> data_ops_;     // one per pool buffer
+  std::vector<OpContext> word_ops_;     // fabric-rma: one per pool buffer, for its ring word
   std::vector<OpContext> control_ops_;  // one per control slot
   std::uint32_t hello_slot_ = 0;
   std::uint32_t hello_bytes_ = 0;

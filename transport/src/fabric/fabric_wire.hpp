@@ -24,8 +24,8 @@
 //     bits 15..0  frame length in bytes (header + payload, <= 65535).
 // Ring words (the receiver's setup sets kSetupRingWords: its thread never blocks, so it polls
 // the ring anyway, and the sender's provider orders write after write for a whole slot): the
-// sender fi_write's the frame without immediate data, then fi_inject_write's the slot's ring
-// word, the little-endian u64 (sequence << 16) | length, into the slot's last 8 bytes; the
+// sender fi_write's the frame without immediate data, then fi_write's the slot's ring word,
+// the little-endian u64 (sequence << 16) | length, into the slot's last 8 bytes; the
 // receiver finds frame n when slot (n - 1) % slots's word names n. Write-after-write order
 // makes the frame's bytes land first (docs/transport-notes.md §1.5). The receiver clears the
 // words when a connection attaches, so no word of an earlier connection is taken for a frame.
