@@ -14,6 +14,18 @@ EventLoop::~EventLoop() {
 void EventLoop::add_source(std::function<bool()> arm) { sources_.push_back(std::move(arm)); }
 
 int EventLoop::do_work(std::chrono::steady_clock::time_point now) {
+  ++passes_;
+  // The last pass, if it began with a poll, skipped enough reads to keep doing so.
+  if (current_pass_ == passes_ - 1 && skips_this_pass_ < kReadinessSkips) {
+    track_readiness_ = false;
+  }
+  skips_this_pass_ = 0;
+  if (track_readiness_) {
+    last_poll_ = now;
+    const int handlers = poll_now();
+    current_pass_ = passes_;
+    return handlers;
+  }
   if (now - last_poll_ < kPollInterval) return 0;
   last_poll_ = now;
   return poll_now();
@@ -37,6 +49,7 @@ bool EventLoop::try_arm() {
 }
 
 bool EventLoop::wait(std::chrono::nanoseconds timeout) {
+  track_readiness_ = readiness_readers_ >= kReadinessReaders;
   timer_fired_ = false;
   // A new generation on every wait, timed or not: the handler of an earlier timer that had
   // already expired when its wait ended by an event cannot be cancelled any more, and must not

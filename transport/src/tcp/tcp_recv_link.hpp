@@ -101,7 +101,14 @@ class TcpRecvLink final : public RecvLink {
   std::optional<Error> error_;
   LinkStats stats_;
   bool peer_closed_ = false;
+  // The read wait of the current socket is pending (a wait of an earlier socket, aborted when
+  // it closed, carries an older generation and changes nothing when it runs), and the socket
+  // has been seen empty since it was armed: then any bytes arriving later end the wait.
+  // (Bytes already there when it was armed may not: epoll reports arrivals, not levels.)
   bool read_wait_pending_ = false;
+  bool read_wait_seen_empty_ = false;
+  std::uint64_t read_wait_generation_ = 0;
+  std::uint64_t readiness_seen_ = 0;  // EventLoop::readiness_current()
   bool write_wait_pending_ = false;
   // The two waits' handlers, so a block-mode wake-up allocates nothing (handler_memory.hpp).
   SharedHandlerMemory read_wait_memory_ = make_handler_memory();

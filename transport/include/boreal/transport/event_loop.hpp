@@ -39,8 +39,10 @@ class EventLoop final : public Waitable {
   // source has work right now. Called at set-up; the functions live as long as the loop.
   void add_source(std::function<bool()> arm);
 
-  // Runs completion handlers that are ready, without blocking, at most once per
-  // `kPollInterval` so a busy data path pays for no extra epoll_wait. Returns handlers run.
+  // Called once at the start of every pass over the thread's links. Runs completion handlers
+  // that are ready, without blocking, at most once per `kPollInterval` so a busy data path
+  // pays for no extra epoll_wait; but on every pass while readiness pays (below). Returns
+  // handlers run.
   int do_work(std::chrono::steady_clock::time_point now);
   // Runs ready handlers now (set-up paths that must not wait for the interval).
   int poll_now();
@@ -57,6 +59,32 @@ class EventLoop final : public Waitable {
 
   [[nodiscard]] const EventLoopStats& stats() const noexcept { return stats_; }
 
+  // Readiness. A tcp link arms a read wait when its thread blocks, and the wait stays pending
+  // until the socket becomes readable and the wait's handler runs in one of this loop's
+  // polls. After the loop blocked, when it has at least kReadinessReaders links that read
+  // this way (a thread with many connections, of which a wake-up finds few ready), the passes
+  // begin with a poll (do_work()), so a read wait still pending during such a pass means the
+  // socket had nothing to read when the pass began: the link skips its read (one
+  // epoll_wait(0) per pass instead of a recv() per idle link) and says so (readiness_used()).
+  // The passes keep beginning with a poll while at least kReadinessSkips reads a pass are
+  // skipped, and until the next block once fewer are (a thread that spins after a wake-up,
+  // its links' waits run, would pay the poll for nothing). Bytes that arrive later in a pass
+  // are reported by the next poll, so a skip delays them by at most one pass.
+  void add_readiness_reader() noexcept { ++readiness_readers_; }
+  void remove_readiness_reader() noexcept { --readiness_readers_; }
+  // Whether this pass began with every handler run: at most once per pass for each caller,
+  // whose `seen` records the last pass it asked in (a second call in one pass, or a link
+  // polled outside the passes, reads as it did before).
+  [[nodiscard]] bool readiness_current(std::uint64_t& seen) noexcept {
+    const bool current = current_pass_ == passes_ && seen != passes_;
+    seen = passes_;
+    return current;
+  }
+  // A link skipped its read in this pass on readiness_current().
+  void readiness_used() noexcept { ++skips_this_pass_; }
+  static constexpr int kReadinessReaders = 3;
+  static constexpr int kReadinessSkips = 2;
+
   // 100 µs: accepts and connects are noticed within a tenth of a millisecond while a busy
   // loop adds at most 10 k epoll_wait(0) calls per second (~0.1 µs each,
   // docs/transport-notes.md §2).
@@ -70,6 +98,11 @@ class EventLoop final : public Waitable {
   SharedHandlerMemory timer_memory_ = make_handler_memory();
   std::vector<std::function<bool()>> sources_;
   std::chrono::steady_clock::time_point last_poll_{};
+  std::uint64_t passes_ = 0;
+  std::uint64_t current_pass_ = ~std::uint64_t{0};  // the last pass that began with a poll
+  int readiness_readers_ = 0;
+  int skips_this_pass_ = 0;
+  bool track_readiness_ = false;  // the next pass begins with a poll
   std::uint64_t timer_generation_ = 0;
   bool fired_ = false;
   bool timer_fired_ = false;
