@@ -28,12 +28,10 @@ TcpRecvLink::TcpRecvLink(EventLoop& loop, const LinkOptions& options)
   // The loop keeps this source, and the io_context the wait handlers, after this link is
   // gone: both check `alive` first.
   loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
-  loop_.add_readiness_reader();
 }
 
 TcpRecvLink::~TcpRecvLink() {
   *alive_ = false;
-  loop_.remove_readiness_reader();
   if (socket_) {
     boost::system::error_code ignored;
     socket_->close(ignored);
@@ -56,8 +54,7 @@ void TcpRecvLink::attach(Socket socket, std::string peer, std::uint32_t sender_i
   if (ever_attached_) ++stats_.reconnects;
   ever_attached_ = true;
   socket_.emplace(std::move(socket));
-  read_wait_pending_ = false;  // the new socket has no wait yet
-  ++read_wait_generation_;
+  read_wait_.new_connection();
   // Arrival times for the pickup report. Linux switches receive stamps on for the host in
   // deferred work when the first socket asks, so the first reads on a host where no socket
   // had them may come unstamped; those frames say "unknown" and the report skips them.
@@ -98,12 +95,9 @@ int TcpRecvLink::poll(FrameSink& sink) {
     return 0;
   }
   int work = 0;
-  // A read wait still pending in a pass that began with the loop's handlers run, armed on a
-  // socket seen empty: nothing has arrived since, as of the pass's start
-  // (EventLoop::readiness_current()), so no recvmsg() this pass.
-  const bool nothing_to_read = read_wait_pending_ && read_wait_seen_empty_ &&
-                               loop_.readiness_current(readiness_seen_);
-  if (nothing_to_read) loop_.readiness_used();
+  // Nothing has arrived since the read wait was armed on an empty socket, as of this pass's
+  // start (read_wait.hpp): no recvmsg() this pass.
+  const bool nothing_to_read = read_wait_.skip_read();
   // Drain: read, deliver, repeat while reads fill data; a few rounds bound one call so other
   // links of the thread get their turn.
   for (int round = 0; round < 4 && state_ == LinkState::established; ++round) {
@@ -356,21 +350,8 @@ bool TcpRecvLink::arm() {
   // A read wait still pending after try_arm() ran the ready handlers, on a socket seen empty
   // since it was armed: nothing has arrived since, and whatever arrives ends the block through
   // it. Otherwise the socket is asked (below).
-  if (read_wait_pending_ && read_wait_seen_empty_ && control_out_.empty()) return true;
-  if (!read_wait_pending_ && state_ != LinkState::finished) {
-    read_wait_pending_ = true;
-    read_wait_seen_empty_ = false;
-    socket_->async_wait(Socket::wait_read,
-                        with_memory(read_wait_memory_,
-                                    [this, alive = alive_, generation = read_wait_generation_](
-                                        const boost::system::error_code&) {
-                                      if (!*alive) return;
-                                      if (generation == read_wait_generation_) {
-                                        read_wait_pending_ = false;
-                                      }
-                                      loop_.notify();
-                                    }));
-  }
+  if (read_wait_.quiet() && control_out_.empty()) return true;
+  if (state_ != LinkState::finished) read_wait_.arm(*socket_);
   if (!control_out_.empty() && !write_wait_pending_) {
     write_wait_pending_ = true;
     socket_->async_wait(Socket::wait_write,
@@ -383,7 +364,7 @@ bool TcpRecvLink::arm() {
   }
   boost::system::error_code ec;
   const bool empty = socket_->available(ec) == 0 && !ec;
-  if (empty && read_wait_pending_) read_wait_seen_empty_ = true;
+  read_wait_.saw(empty);
   return empty;
 }
 

@@ -15,6 +15,7 @@
 #include <boreal/transport/link.hpp>
 #include <boreal/transport/recent_quantile.hpp>
 
+#include "tcp/read_wait.hpp"
 #include "tcp/socket_io.hpp"
 
 namespace boreal::transport::tcp_medium {
@@ -101,17 +102,9 @@ class TcpRecvLink final : public RecvLink {
   std::optional<Error> error_;
   LinkStats stats_;
   bool peer_closed_ = false;
-  // The read wait of the current socket is pending (a wait of an earlier socket, aborted when
-  // it closed, carries an older generation and changes nothing when it runs), and the socket
-  // has been seen empty since it was armed: then any bytes arriving later end the wait.
-  // (Bytes already there when it was armed may not: epoll reports arrivals, not levels.)
-  bool read_wait_pending_ = false;
-  bool read_wait_seen_empty_ = false;
-  std::uint64_t read_wait_generation_ = 0;
-  std::uint64_t readiness_seen_ = 0;  // EventLoop::readiness_current()
+  ReadWait read_wait_{loop_};
   bool write_wait_pending_ = false;
-  // The two waits' handlers, so a block-mode wake-up allocates nothing (handler_memory.hpp).
-  SharedHandlerMemory read_wait_memory_ = make_handler_memory();
+  // The write wait's handler, so a block-mode wake-up allocates nothing (handler_memory.hpp).
   SharedHandlerMemory write_wait_memory_ = make_handler_memory();
 };
 

@@ -29,6 +29,7 @@
 #include <boreal/transport/tcp_medium.hpp>
 
 #include "core/backup_queue.hpp"
+#include "tcp/read_wait.hpp"
 #include "tcp/socket_io.hpp"
 
 namespace boreal::transport {
@@ -66,7 +67,6 @@ class TcpSendLink final : public SendLink {
     // The loop keeps its sources, and the io_context its handlers, after this link is gone:
     // both check `alive` before touching it.
     loop_.add_source([this, alive = alive_] { return !*alive || arm(); });
-    loop_.add_readiness_reader();
     start_connect();
   }
 
@@ -75,7 +75,6 @@ class TcpSendLink final : public SendLink {
 
   ~TcpSendLink() override {
     *alive_ = false;
-    loop_.remove_readiness_reader();
     boost::system::error_code ignored;
     retry_timer_.cancel();
     socket_.close(ignored);
@@ -89,11 +88,9 @@ class TcpSendLink final : public SendLink {
       // first put a recv() between every committed frame and its send (docs/design.md,
       // "Where the latency goes"). Credit that comes with them sends the rest.
       work += write_frames();
-      // A read wait still pending in a pass that began with the loop's handlers run, armed
-      // on a socket seen empty: no control frame has arrived (tcp_recv_link.hpp).
-      const bool nothing_to_read = read_wait_pending_ && read_wait_seen_empty_ &&
-                                   loop_.readiness_current(readiness_seen_);
-      if (nothing_to_read) loop_.readiness_used();
+      // No control frame has arrived since the read wait was armed on an empty socket, as of
+      // this pass's start (read_wait.hpp).
+      const bool nothing_to_read = read_wait_.skip_read();
       if (socket_ready_ && !nothing_to_read) work += read_control();
       if (socket_ready_ && !write_blocked_) work += write_frames();
     }
@@ -119,21 +116,8 @@ class TcpSendLink final : public SendLink {
     const bool can_write = backup_.can_send(credits_);
     if (can_write && !write_blocked_) return false;
     // As the receiving end's arm(): a pending wait on a socket seen empty needs no question.
-    const bool asked_already = read_wait_pending_ && read_wait_seen_empty_;
-    if (!read_wait_pending_) {
-      read_wait_pending_ = true;
-      read_wait_seen_empty_ = false;
-      socket_.async_wait(tcp::socket::wait_read,
-                         with_memory(read_wait_memory_,
-                                     [this, alive = alive_, generation = read_wait_generation_](
-                                         const boost::system::error_code&) {
-                                       if (!*alive) return;
-                                       if (generation == read_wait_generation_) {
-                                         read_wait_pending_ = false;
-                                       }
-                                       loop_.notify();
-                                     }));
-    }
+    const bool asked_already = read_wait_.quiet();
+    read_wait_.arm(socket_);
     if (write_blocked_ && can_write && !write_wait_pending_) {
       write_wait_pending_ = true;
       socket_.async_wait(tcp::socket::wait_write,
@@ -148,7 +132,7 @@ class TcpSendLink final : public SendLink {
     if (asked_already) return true;
     boost::system::error_code ec;
     const bool empty = socket_.available(ec) == 0 && !ec;
-    if (empty) read_wait_seen_empty_ = true;
+    read_wait_.saw(empty);
     return empty;
   }
 
@@ -243,9 +227,7 @@ class TcpSendLink final : public SendLink {
     }
     socket_ready_ = true;
     awaiting_resume_ = true;
-    read_wait_pending_ = false;  // a wait of the last connection is not this one's
-    read_wait_seen_empty_ = false;
-    ++read_wait_generation_;
+    read_wait_.new_connection();
   }
 
   int read_control() {
@@ -479,15 +461,9 @@ class TcpSendLink final : public SendLink {
   LinkStats stats_;
   bool socket_ready_ = false;
   bool write_blocked_ = false;
-  // The current connection's read wait is pending, and its socket has been seen empty since
-  // (tcp_recv_link.hpp says why both).
-  bool read_wait_pending_ = false;
-  bool read_wait_seen_empty_ = false;
-  std::uint64_t read_wait_generation_ = 0;
-  std::uint64_t readiness_seen_ = 0;  // EventLoop::readiness_current()
+  tcp_medium::ReadWait read_wait_{loop_};
   bool write_wait_pending_ = false;
-  // The two waits' handlers, so a block-mode wake-up allocates nothing (handler_memory.hpp).
-  SharedHandlerMemory read_wait_memory_ = make_handler_memory();
+  // The write wait's handler, so a block-mode wake-up allocates nothing (handler_memory.hpp).
   SharedHandlerMemory write_wait_memory_ = make_handler_memory();
 };
 

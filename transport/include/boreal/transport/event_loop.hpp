@@ -65,23 +65,23 @@ class EventLoop final : public Waitable {
   // this way (a thread with many connections, of which a wake-up finds few ready), the passes
   // begin with a poll (do_work()), so a read wait still pending during such a pass means the
   // socket had nothing to read when the pass began: the link skips its read (one
-  // epoll_wait(0) per pass instead of a recv() per idle link) and says so (readiness_used()).
+  // epoll_wait(0) per pass instead of a recv() per idle link; skip_read_this_pass()).
   // The passes keep beginning with a poll while at least kReadinessSkips reads a pass are
   // skipped, and until the next block once fewer are (a thread that spins after a wake-up,
   // its links' waits run, would pay the poll for nothing). Bytes that arrive later in a pass
   // are reported by the next poll, so a skip delays them by at most one pass.
   void add_readiness_reader() noexcept { ++readiness_readers_; }
   void remove_readiness_reader() noexcept { --readiness_readers_; }
-  // Whether this pass began with every handler run: at most once per pass for each caller,
-  // whose `seen` records the last pass it asked in (a second call in one pass, or a link
-  // polled outside the passes, reads as it did before).
-  [[nodiscard]] bool readiness_current(std::uint64_t& seen) noexcept {
-    const bool current = current_pass_ == passes_ && seen != passes_;
+  // A link whose read wait is pending on a socket seen empty since it was armed asks whether
+  // it may skip its read: yes when this pass began with every handler run, at most once per
+  // pass for each caller, whose `seen` records the last pass it asked in (a second call in
+  // one pass, or a link polled outside the passes, reads as it did before). A skip is counted.
+  [[nodiscard]] bool skip_read_this_pass(std::uint64_t& seen) noexcept {
+    const bool skip = current_pass_ == passes_ && seen != passes_;
     seen = passes_;
-    return current;
+    if (skip) ++skips_this_pass_;
+    return skip;
   }
-  // A link skipped its read in this pass on readiness_current().
-  void readiness_used() noexcept { ++skips_this_pass_; }
   static constexpr int kReadinessReaders = 3;
   static constexpr int kReadinessSkips = 2;
 
