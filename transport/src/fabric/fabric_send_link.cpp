@@ -4,10 +4,10 @@
 // and posted in do_work(): fabric-msg with fi_tsend, fabric-rma with fi_writedata into the
 // receiver's ring (or, where the receiver polls and writes land in order, fi_write and the
 // slot's ring word: fabric_wire.hpp). The pool holds window + backup_frames buffers for
-// frames and one for the hello (always a tagged send). kControlSlots small registered buffers stay posted for the
-// receiver's tagged control messages: its answer to the hello, acknowledgements and credit
-// (fabric-msg), or the answer and the setup (fabric-rma, after which credit and
-// acknowledgements arrive as remote writes into credit_words_).
+// frames and one for the hello (always a tagged send). kControlSlots small registered
+// buffers stay posted for the receiver's tagged control messages: its answer to the hello,
+// acknowledgements and credit (fabric-msg), or the answer and the setup (fabric-rma, after
+// which credit and acknowledgements arrive as remote writes into credit_words_).
 //
 // Upstream backup (docs/faults.md; core/backup_queue.hpp): a frame's buffer returns to the
 // pool when the receiver has acknowledged the frame and the operation that sent it has
