@@ -239,6 +239,20 @@ TEST(TcpLink, AWakeUpReadsOnlyTheConnectionsThatAreReady) {
     EXPECT_EQ(recv[i]->stats().read_calls, reads_before[i]) << "stream " << i << " was read";
   }
   EXPECT_GT(recv[0]->stats().read_calls, reads_before[0]);
+  // Stream 0's wait has run, and its reads armed the next one first: once they found the
+  // socket empty, the passes skip stream 0 as well (and its sender, whose credit came back).
+  for (int i = 0; i < 5; ++i) pass();
+  std::vector<std::uint64_t> recv_reads;
+  std::vector<std::uint64_t> send_reads;
+  for (int i = 0; i < kStreams; ++i) {
+    recv_reads.push_back(recv[i]->stats().read_calls);
+    send_reads.push_back(send[i]->stats().read_calls);
+  }
+  for (int i = 0; i < 10; ++i) pass();
+  for (int i = 0; i < kStreams; ++i) {
+    EXPECT_EQ(recv[i]->stats().read_calls, recv_reads[i]) << "receiver " << i << " was read";
+    EXPECT_EQ(send[i]->stats().read_calls, send_reads[i]) << "sender " << i << " was read";
+  }
   // No wait re-armed since: stream 2's read wait is still the one armed before the block.
   send_one(2, 0);
   int passes = 0;

@@ -7,7 +7,13 @@
 // socket has had nothing new to read as of the loop's last poll: in a pass that began with
 // every handler run, the end skips its read (skip_read(); EventLoop's readiness,
 // event_loop.hpp). Bytes already there when the wait was armed may not end it (epoll reports
-// arrivals, not levels), hence "seen empty since".
+// arrivals, not levels), hence "seen empty since": a FIONREAD after arm(), or a read that
+// found nothing (saw()).
+//
+// In such a pass an end whose wait has run (something arrived) arms the next one before it
+// reads (arm_before_read()): its read, once it drains the socket, makes the wait quiet, and
+// the next passes skip the end until something more arrives. Without it the end would read in
+// every pass until its thread blocks again and arm() re-arms it.
 //
 // A new connection (new_connection()) starts over: the old socket's wait, aborted when it
 // closed, carries an older generation and changes nothing when its handler runs.
@@ -41,7 +47,15 @@ class ReadWait {
   // Arms the wait on `socket` unless one is pending; its handler notifies the loop.
   void arm(Socket& socket);
 
-  // What a FIONREAD after arm() found: an empty socket makes a pending wait quiet.
+  // In a pass that began with the loop's handlers run, arm() before a read. (Not in other
+  // passes: a thread that does not block polls its reactor only every 100 µs, and the waits
+  // would only cost it.)
+  void arm_before_read(Socket& socket) {
+    if (loop_.pass_began_with_poll()) arm(socket);
+  }
+
+  // What a FIONREAD after arm(), or a read after it, found: an empty socket makes a pending
+  // wait quiet.
   void saw(bool empty) noexcept {
     if (empty && pending_) seen_empty_ = true;
   }

@@ -98,6 +98,7 @@ int TcpRecvLink::poll(FrameSink& sink) {
   // Nothing has arrived since the read wait was armed on an empty socket, as of this pass's
   // start (read_wait.hpp): no recvmsg() this pass.
   const bool nothing_to_read = read_wait_.skip_read();
+  if (!nothing_to_read && state_ == LinkState::established) read_wait_.arm_before_read(*socket_);
   // Drain: read, deliver, repeat while reads fill data; a few rounds bound one call so other
   // links of the thread get their turn.
   for (int round = 0; round < 4 && state_ == LinkState::established; ++round) {
@@ -218,6 +219,7 @@ int TcpRecvLink::read_available() {
     const int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) {
       ++stats_.would_block;
+      if (err != EINTR) read_wait_.saw(true);
       return 0;
     }
     disconnect("connection lost after frame " + std::to_string(next_sequence_ - 1) + ": " +

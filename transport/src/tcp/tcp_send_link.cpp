@@ -91,6 +91,7 @@ class TcpSendLink final : public SendLink {
       // No control frame has arrived since the read wait was armed on an empty socket, as of
       // this pass's start (read_wait.hpp).
       const bool nothing_to_read = read_wait_.skip_read();
+      if (socket_ready_ && !nothing_to_read) read_wait_.arm_before_read(socket_);
       if (socket_ready_ && !nothing_to_read) work += read_control();
       if (socket_ready_ && !write_blocked_) work += write_frames();
     }
@@ -239,6 +240,7 @@ class TcpSendLink final : public SendLink {
       ++stats_.read_calls;
       if (ec == asio::error::would_block) {
         ++stats_.would_block;
+        read_wait_.saw(true);
         break;
       }
       if (ec) {
