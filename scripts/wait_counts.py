@@ -3,45 +3,37 @@
 machine CPU-us per tuple (sender, receiver), p99, and each end's sleeps, blocks, blocks ended by
 an event (wk) or at the deadline (to), polls and sleep/block switches; then each link end's
 frames, posts or reads per frame and frames sent or found without immediate data (fabric-rma
-ring words). The figures quoted in docs/bench/experiments/sender-block/README.md (sleeps and
-polls per frame, blocks ended by a control frame) and ring-words/README.md are these columns.
+ring words). Runs without tuples (idle) and discarded runs are left out. The figures quoted in
+docs/bench/experiments/sender-block/README.md (sleeps and polls per frame, blocks ended by a
+control frame) and ring-words/README.md are these columns.
 
-    python3 scripts/wait_counts.py OUT/bench.jsonl [--waits block,sleep,adaptive]
+    python3 scripts/wait_counts.py OUT/bench.jsonl[.gz] [--waits block,sleep,adaptive]
 """
-import argparse
-import json
 import sys
+
+import bench_runs
+
+
+def line(run):
+    if not run.get("tuples_per_s"):
+        return None
+    ws, cpu = run["wait_stats"], run["cpu_us_per_tuple"]
+    ends = " ".join(
+        f"| {end[0].upper()} sl {s['sleeps']} bl {s['blocks']} wk {s['wakeups']} "
+        f"to {s['timeouts']} polls {s['polls']} sw {s['switches']}"
+        for end, s in (("sender", ws["sender"]), ("receiver", ws["receiver"])))
+    links = " ".join(
+        f"| {link['direction']} frames {st['frames']} calls/frame "
+        f"{(st['write_calls'] if link['direction'] == 'send' else st['read_calls']) / max(st['frames'], 1):.2f} "
+        f"unannounced {st.get('unannounced_frames', 0)}"
+        for link in run.get("links", []) for st in (link["stats"],))
+    return (f"{run['wait']:<8} {run.get('offered_rate')} {run['tuples_per_s'] / 1e6:.2f}M "
+            f"cpu {cpu['machine']:.3f} (snd {cpu['sender']:.3f} rcv {cpu['receiver']:.3f}) "
+            f"p99 {run['latency_us']['p99']:.0f} {ends} {links}")
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("jsonl")
-    parser.add_argument("--waits", default="block,sleep,adaptive")
-    args = parser.parse_args(argv)
-    waits = set(args.waits.split(","))
-    try:
-        lines = open(args.jsonl, encoding="utf-8").read().splitlines()
-    except OSError as e:
-        print(f"wait_counts: {args.jsonl}: cannot read: {e.strerror}", file=sys.stderr)
-        return 2
-    for text in lines:
-        run = json.loads(text)
-        if run.get("kind") != "run" or run.get("wait") not in waits or not run.get("tuples_per_s"):
-            continue
-        ws, cpu = run["wait_stats"], run["cpu_us_per_tuple"]
-        ends = " ".join(
-            f"| {end[0].upper()} sl {s['sleeps']} bl {s['blocks']} wk {s['wakeups']} "
-            f"to {s['timeouts']} polls {s['polls']} sw {s['switches']}"
-            for end, s in (("sender", ws["sender"]), ("receiver", ws["receiver"])))
-        links = " ".join(
-            f"| {link['direction']} frames {st['frames']} calls/frame "
-            f"{(st['write_calls'] if link['direction'] == 'send' else st['read_calls']) / max(st['frames'], 1):.2f} "
-            f"unannounced {st.get('unannounced_frames', 0)}"
-            for link in run.get("links", []) for st in (link["stats"],))
-        print(f"{run['wait']:<8} {run.get('offered_rate')} {run['tuples_per_s'] / 1e6:.2f}M "
-              f"cpu {cpu['machine']:.3f} (snd {cpu['sender']:.3f} rcv {cpu['receiver']:.3f}) "
-              f"p99 {run['latency_us']['p99']:.0f} {ends} {links}")
-    return 0
+    return bench_runs.runs_main(argv, "wait_counts", __doc__, None, line)
 
 
 if __name__ == "__main__":
