@@ -267,6 +267,61 @@ TEST(TcpLink, AWakeUpReadsOnlyTheConnectionsThatAreReady) {
   listener.reset();
 }
 
+// The same after a sleep (sleep and adaptive modes), where nothing was armed before: the
+// passes after the first sleep arm each end's wait before its read, so after the next sleep
+// only the connection that has something is read.
+TEST(TcpLink, AfterASleepAPassReadsOnlyTheConnectionsThatAreReady) {
+  constexpr int kStreams = 4;
+  EventLoop loop;
+  auto l = TcpListener::open(loop, kAnyLoopback);
+  ASSERT_TRUE(l) << l.error().describe();
+  auto listener = std::move(l).value();
+  std::vector<RecvLink*> recv;
+  std::vector<std::unique_ptr<SendLink>> send;
+  std::vector<std::unique_ptr<CheckingSink>> sinks;
+  for (int i = 0; i < kStreams; ++i) {
+    const auto options = options_for(static_cast<std::uint32_t>(30 + i), 8, 64, 16, 4);
+    recv.push_back(&listener->expect(options));
+    auto s = make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, options,
+                                std::chrono::seconds(5));
+    ASSERT_TRUE(s) << s.error().describe();
+    send.push_back(std::move(s).value());
+    sinks.push_back(std::make_unique<CheckingSink>(8));
+  }
+  const auto pass = [&] {
+    loop.do_work(Clock::now());
+    listener->do_work();
+    for (auto& link : send) link->do_work();
+    for (int i = 0; i < kStreams; ++i) recv[i]->poll(*sinks[i]);
+  };
+  ASSERT_TRUE(pump_until(pass, [&] {
+    return std::all_of(send.begin(), send.end(), [](const auto& link) {
+      return link->state() == LinkState::established && link->credits_available() > 0;
+    });
+  }));
+  for (int i = 0; i < 20; ++i) pass();
+  loop.slept();
+  pass();  // every end arms its read wait, then reads and finds nothing
+  Claim claim;
+  ASSERT_EQ(send[1]->try_claim(claim), SendStatus::ok);
+  testing::fill_tuple(claim.payload.data(), 8, 0);
+  send[1]->commit(claim, 1, 8);
+  send[1]->do_work();
+  loop.slept();
+  std::vector<std::uint64_t> reads_before;
+  for (auto* link : recv) reads_before.push_back(link->stats().read_calls);
+  ASSERT_TRUE(pump_until(pass, [&] { return sinks[1]->frames == 1; }));
+  EXPECT_GT(recv[1]->stats().read_calls, reads_before[1]);
+  for (int i = 0; i < kStreams; ++i) {
+    if (i != 1) {
+      EXPECT_EQ(recv[i]->stats().read_calls, reads_before[i]) << "stream " << i;
+    }
+    EXPECT_EQ(sinks[i]->bad_frames + sinks[i]->bad_tuples + sinks[i]->bad_sequence_at, 0U);
+  }
+  send.clear();  // links before the loop they are registered in
+  listener.reset();
+}
+
 TEST(TcpLink, SlowReceiverBackPressuresSenderWithinItsWindow) {
   constexpr std::uint64_t kFrames = 1'500;
   constexpr std::uint32_t kWindow = 8;

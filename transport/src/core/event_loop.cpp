@@ -48,8 +48,17 @@ bool EventLoop::try_arm() {
   return !fired_;
 }
 
-bool EventLoop::wait(std::chrono::nanoseconds timeout) {
+void EventLoop::begin_readiness_passes() noexcept {
   track_readiness_ = readiness_readers_ >= kReadinessReaders;
+  // The passes before this block or sleep, which may have skipped few reads, do not stop the
+  // ones after it from beginning with a poll.
+  current_pass_ = kNoPass;
+}
+
+void EventLoop::slept() { begin_readiness_passes(); }
+
+bool EventLoop::wait(std::chrono::nanoseconds timeout) {
+  begin_readiness_passes();
   timer_fired_ = false;
   // A new generation on every wait, timed or not: the handler of an earlier timer that had
   // already expired when its wait ended by an event cannot be cancelled any more, and must not

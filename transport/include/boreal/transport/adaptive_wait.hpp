@@ -122,7 +122,8 @@ class BasicAdaptiveWait {
       enter(IdleState::sleep, now);
       // A receiver ends its sleep W + 2·D early; a sending-only thread W early (see the top).
       const auto lead = receives(hints) ? wake_lead() : wake_cost_;
-      const auto overshoot = detail::sleep_measured<Clock>(std::max(t - lead, kMinSleep), stats_);
+      const auto overshoot = detail::sleep_measured<Clock>(std::max(t - lead, kMinSleep), source,
+                                                          stats_);
       const auto deviation = overshoot > wake_cost_ ? overshoot - wake_cost_ : wake_cost_ - overshoot;
       wake_deviation_ += (deviation - wake_deviation_) / 4;
       wake_cost_ += (overshoot - wake_cost_) / 8;

@@ -56,20 +56,23 @@ class EventLoop final : public Waitable {
   [[nodiscard]] bool try_arm() override;
   bool wait(std::chrono::nanoseconds timeout) override;
   void disarm() override {}
+  // After a sleep, as after a block, the passes begin with a poll (readiness, below).
+  void slept() override;
 
   [[nodiscard]] const EventLoopStats& stats() const noexcept { return stats_; }
 
-  // Readiness. A tcp link arms a read wait when its thread blocks, and the wait stays pending
-  // until the socket becomes readable and the wait's handler runs in one of this loop's
-  // polls. After the loop blocked, when it has at least kReadinessReaders links that read
-  // this way (a thread with many connections, of which a wake-up finds few ready), the passes
-  // begin with a poll (do_work()), so a read wait still pending during such a pass means the
-  // socket had nothing to read when the pass began: the link skips its read (one
-  // epoll_wait(0) per pass instead of a recv() per idle link; skip_read_this_pass()).
-  // The passes keep beginning with a poll while at least kReadinessSkips reads a pass are
-  // skipped, and until the next block once fewer are (a thread that spins after a wake-up,
-  // its links' waits run, would pay the poll for nothing). Bytes that arrive later in a pass
-  // are reported by the next poll, so a skip delays them by at most one pass.
+  // Readiness. A tcp link arms a read wait when its thread blocks (or, in a pass that began
+  // with a poll, before it reads), and the wait stays pending until the socket becomes
+  // readable and the wait's handler runs in one of this loop's polls. After the loop blocked
+  // or its thread slept, when it has at least kReadinessReaders links that read this way (a
+  // thread with many connections, of which a wake-up finds few ready), the passes begin with
+  // a poll (do_work()), so a read wait still pending during such a pass means the socket had
+  // nothing to read when the pass began: the link skips its read (one epoll_wait(0) per pass
+  // instead of a recv() per idle link; skip_read_this_pass()). The passes keep beginning with
+  // a poll while at least kReadinessSkips reads a pass are skipped, and until the next block
+  // or sleep once fewer are (a thread that spins after a wake-up, its links' waits run, would
+  // pay the poll for nothing). Bytes that arrive later in a pass are reported by the next
+  // poll, so a skip delays them by at most one pass.
   void add_readiness_reader() noexcept { ++readiness_readers_; }
   void remove_readiness_reader() noexcept { --readiness_readers_; }
   // A link whose read wait is pending on a socket seen empty since it was armed asks whether
@@ -93,6 +96,8 @@ class EventLoop final : public Waitable {
   static constexpr std::chrono::microseconds kPollInterval{100};
 
  private:
+  // After a block or a sleep: the next passes begin with a poll (readiness, above).
+  void begin_readiness_passes() noexcept;
   boost::asio::io_context context_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_;
   boost::asio::steady_timer timer_;
@@ -101,7 +106,8 @@ class EventLoop final : public Waitable {
   std::vector<std::function<bool()>> sources_;
   std::chrono::steady_clock::time_point last_poll_{};
   std::uint64_t passes_ = 0;
-  std::uint64_t current_pass_ = ~std::uint64_t{0};  // the last pass that began with a poll
+  static constexpr std::uint64_t kNoPass = ~std::uint64_t{0};
+  std::uint64_t current_pass_ = kNoPass;  // the last pass that began with a poll
   int readiness_readers_ = 0;
   int skips_this_pass_ = 0;
   bool track_readiness_ = false;  // the next pass begins with a poll

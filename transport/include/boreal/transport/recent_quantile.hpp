@@ -13,6 +13,11 @@
 //
 // record() is O(1) and allocates nothing; quantile() scans kBuckets counters. Not thread-safe:
 // the thread that records owns it.
+//
+// Not ops::LatencyHistogram, which keeps every sample of a run at 1/128 precision for the
+// run's report: that one never forgets (a receiver that changed its wait would be read by
+// its history) and is 31 KiB, where this is 77 counters held by every link and flush hold;
+// and the transport library does not depend on the operator library.
 #pragma once
 
 #include <algorithm>

@@ -59,11 +59,13 @@ inline std::chrono::nanoseconds idle_before_block(const WaitConfig& config) noex
 }
 
 namespace detail {
-// Sleeps `t` and records what it cost. Returns the overshoot.
+// Sleeps `t`, tells `source` it slept, and records what it cost. Returns the overshoot.
 template <class Clock>
-std::chrono::nanoseconds sleep_measured(std::chrono::nanoseconds t, WaitStats& stats) {
+std::chrono::nanoseconds sleep_measured(std::chrono::nanoseconds t, Waitable& source,
+                                        WaitStats& stats) {
   const auto start = Clock::now();
   Clock::sleep_for(t);
+  source.slept();
   const auto overshoot = std::max<std::chrono::nanoseconds>(Clock::now() - start - t, {});
   ++stats.sleeps;
   stats.slept += t;
@@ -105,7 +107,7 @@ class BasicSleepWait {
     // Never shorter than kMinSleep: an interval the overshoot swallows still gives the CPU
     // away for the shortest sleep rather than spinning.
     const auto t = std::max(interval - overshoot_estimate_, kMinSleep);
-    const auto overshoot = detail::sleep_measured<Clock>(t, stats_);
+    const auto overshoot = detail::sleep_measured<Clock>(t, source, stats_);
     overshoot_estimate_ = primed_ ? overshoot_estimate_ + (overshoot - overshoot_estimate_) / 8
                                   : overshoot;
     primed_ = true;

@@ -19,6 +19,9 @@ class Waitable {
   // Returns true when woken by a source, false on timeout. nanoseconds::max() = no timeout.
   virtual bool wait(std::chrono::nanoseconds timeout) = 0;
   virtual void disarm() = 0;
+  // The thread slept (a timed sleep with nothing armed, not wait()): whatever happened on its
+  // sources meanwhile is for its next polls to find.
+  virtual void slept() {}
 };
 
 // What the thread's agent knows about its load, kept current by its do_work(); read by the
