@@ -255,7 +255,9 @@ Result<std::unique_ptr<TcpListener>> TcpListener::open(EventLoop& loop, const Tc
   if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return fail(ErrorCategory::io, ec.value(), "cannot listen on " + text + ": " + ec.message());
+  if (ec) {
+    return fail(ErrorCategory::io, ec.value(), "cannot listen on " + text + ": " + ec.message());
+  }
   return std::unique_ptr<TcpListener>(new TcpListenerImpl(loop, std::move(acceptor)));
 }
 

@@ -278,7 +278,9 @@ int TcpRecvLink::deliver(FrameSink& sink) {
     const std::span<const std::byte> payload(staging_.data() + begin_ + kFrameHeaderBytes,
                                              h.payload_bytes);
     const auto crc = sink.payload_crc(payload);  // the sink's pass, when it makes one
-    if (auto ok = crc ? verify_checksum_from_crc(h, raw, *crc) : verify_checksum(h, raw, payload); !ok) {
+    if (auto ok = crc ? verify_checksum_from_crc(h, raw, *crc)
+                      : verify_checksum(h, raw, payload);
+        !ok) {
       fail_link(ErrorCategory::protocol, 0, ok.error().message + " in frame " +
                                                 std::to_string(h.sequence));
       break;

@@ -91,7 +91,8 @@ class TcpRecvLink final : public RecvLink {
   std::int64_t last_arrived_ns_ = 0;
   std::int64_t last_read_ns_ = 0;
   std::uint64_t next_sequence_ = 1;
-  std::uint64_t frames_received_ = 0;  // data frames accepted on this connection (each spent one credit)
+  // Data frames accepted on this connection (each spent one credit).
+  std::uint64_t frames_received_ = 0;
   std::uint64_t acked_;                // last frame acknowledged to the sender
   std::uint64_t ack_sent_ = 0;         // last acknowledgement queued
   std::uint32_t sender_id_ = 0;

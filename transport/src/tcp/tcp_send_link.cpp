@@ -186,9 +186,11 @@ class TcpSendLink final : public SendLink {
   }
 
   // Tries to connect again after `delay`, or at `deadline` for one last attempt.
-  void retry_after(std::chrono::milliseconds delay, std::chrono::steady_clock::time_point deadline) {
+  void retry_after(std::chrono::milliseconds delay,
+                   std::chrono::steady_clock::time_point deadline) {
     const auto now = std::chrono::steady_clock::now();
-    retry_timer_.expires_after(std::min<std::chrono::steady_clock::duration>(delay, deadline - now));
+    retry_timer_.expires_after(
+        std::min<std::chrono::steady_clock::duration>(delay, deadline - now));
     retry_timer_.async_wait([this, alive = alive_](const boost::system::error_code& timer_ec) {
       if (*alive && !timer_ec) start_connect();
     });
@@ -253,7 +255,10 @@ class TcpSendLink final : public SendLink {
       control_end_ += n;
       std::size_t at = 0;
       while (control_end_ - at >= kFrameHeaderBytes) {
-        if (!handle_control(std::span<const std::byte, kFrameHeaderBytes>(control_in_.data() + at, kFrameHeaderBytes))) return work;
+        const auto raw =
+            std::span<const std::byte, kFrameHeaderBytes>(control_in_.data() + at,
+                                                          kFrameHeaderBytes);
+        if (!handle_control(raw)) return work;
         at += kFrameHeaderBytes;
         ++work;
       }

@@ -75,12 +75,12 @@ class EventLoop final : public Waitable {
   // poll, so a skip delays them by at most one pass.
   void add_readiness_reader() noexcept { ++readiness_readers_; }
   void remove_readiness_reader() noexcept { --readiness_readers_; }
+  // This pass began with every handler run (the readiness passes above).
+  [[nodiscard]] bool pass_began_with_poll() const noexcept { return current_pass_ == passes_; }
   // A link whose read wait is pending on a socket seen empty since it was armed asks whether
   // it may skip its read: yes when this pass began with every handler run, at most once per
   // pass for each caller, whose `seen` records the last pass it asked in (a second call in
   // one pass, or a link polled outside the passes, reads as it did before). A skip is counted.
-  // This pass began with every handler run (the readiness passes above).
-  [[nodiscard]] bool pass_began_with_poll() const noexcept { return current_pass_ == passes_; }
   [[nodiscard]] bool skip_read_this_pass(std::uint64_t& seen) noexcept {
     const bool skip = current_pass_ == passes_ && seen != passes_;
     seen = passes_;
