@@ -184,6 +184,54 @@ TEST(TcpLink, BlockingOncePerFrameAllocatesNothing) {
   EXPECT_EQ(allocations, 0U) << "arming and blocking allocated";
 }
 
+// Four tcp streams on one loop, its sending and receiving ends alike, for the readiness tests
+// below; pass() is one pass of a node's duty cycle, beginning with loop.do_work().
+struct FourStreams {
+  static constexpr int kStreams = 4;
+  static_assert(kStreams >= EventLoop::kReadinessReaders);
+
+  // Opens the listener and the four links (stream ids first_id...), then passes until every
+  // sender is established with credit in hand.
+  void open(std::uint32_t first_id) {
+    auto l = TcpListener::open(loop, kAnyLoopback);
+    ASSERT_TRUE(l) << l.error().describe();
+    listener = std::move(l).value();
+    for (std::uint32_t i = 0; i < kStreams; ++i) {
+      const auto options = options_for(first_id + i, 8, 64, 16, 4);
+      recv.push_back(&listener->expect(options));
+      auto s = make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, options,
+                                  std::chrono::seconds(5));
+      ASSERT_TRUE(s) << s.error().describe();
+      send.push_back(std::move(s).value());
+      sinks.push_back(std::make_unique<CheckingSink>(8));
+    }
+    ASSERT_TRUE(pump_until([&] { pass(); }, [&] {
+      return std::all_of(send.begin(), send.end(), [](const auto& link) {
+        return link->state() == LinkState::established && link->credits_available() > 0;
+      });
+    }));
+  }
+  void pass() {
+    loop.do_work(Clock::now());
+    listener->do_work();
+    for (auto& link : send) link->do_work();
+    for (int i = 0; i < kStreams; ++i) recv[i]->poll(*sinks[i]);
+  }
+  void send_one(int stream, std::uint64_t tuple) {
+    Claim claim;
+    ASSERT_EQ(send[stream]->try_claim(claim), SendStatus::ok);
+    testing::fill_tuple(claim.payload.data(), 8, tuple);
+    send[stream]->commit(claim, 1, 8);
+  }
+
+  // Declared in this order so that the links go before the loop they are registered in.
+  EventLoop loop;
+  std::unique_ptr<TcpListener> listener;
+  std::vector<RecvLink*> recv;
+  std::vector<std::unique_ptr<SendLink>> send;
+  std::vector<std::unique_ptr<CheckingSink>> sinks;
+};
+
 // Readiness (event_loop.hpp): a thread with many connections that wakes for one of them
 // reads only that one. Four streams on one loop; the loop blocks and a frame on stream 0
 // wakes it. In the passes after (each beginning with loop.do_work(), as a node's do), the
@@ -191,41 +239,15 @@ TEST(TcpLink, BlockingOncePerFrameAllocatesNothing) {
 // the frame arrives, and a frame sent to stream 2 afterwards, with no wait re-armed, still
 // arrives within a few passes: a skipped read delays bytes by a pass, never loses them.
 TEST(TcpLink, AWakeUpReadsOnlyTheConnectionsThatAreReady) {
-  constexpr int kStreams = 4;
-  static_assert(kStreams >= EventLoop::kReadinessReaders);
-  EventLoop loop;
-  auto l = TcpListener::open(loop, kAnyLoopback);
-  ASSERT_TRUE(l) << l.error().describe();
-  auto listener = std::move(l).value();
-  std::vector<RecvLink*> recv;
-  std::vector<std::unique_ptr<SendLink>> send;
-  std::vector<std::unique_ptr<CheckingSink>> sinks;
-  for (int i = 0; i < kStreams; ++i) {
-    const auto options = options_for(static_cast<std::uint32_t>(20 + i), 8, 64, 16, 4);
-    recv.push_back(&listener->expect(options));
-    auto s = make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, options,
-                                std::chrono::seconds(5));
-    ASSERT_TRUE(s) << s.error().describe();
-    send.push_back(std::move(s).value());
-    sinks.push_back(std::make_unique<CheckingSink>(8));
-  }
-  const auto pass = [&] {
-    loop.do_work(Clock::now());
-    listener->do_work();
-    for (auto& link : send) link->do_work();
-    for (int i = 0; i < kStreams; ++i) recv[i]->poll(*sinks[i]);
-  };
-  const auto send_one = [&](int stream, std::uint64_t tuple) {
-    Claim claim;
-    ASSERT_EQ(send[stream]->try_claim(claim), SendStatus::ok);
-    testing::fill_tuple(claim.payload.data(), 8, tuple);
-    send[stream]->commit(claim, 1, 8);
-  };
-  ASSERT_TRUE(pump_until(pass, [&] {
-    return std::all_of(send.begin(), send.end(), [](const auto& link) {
-      return link->state() == LinkState::established && link->credits_available() > 0;
-    });
-  }));
+  FourStreams streams;
+  ASSERT_NO_FATAL_FAILURE(streams.open(20));
+  constexpr int kStreams = FourStreams::kStreams;
+  auto& loop = streams.loop;
+  auto& recv = streams.recv;
+  auto& send = streams.send;
+  auto& sinks = streams.sinks;
+  const auto pass = [&] { streams.pass(); };
+  const auto send_one = [&](int stream, std::uint64_t tuple) { streams.send_one(stream, tuple); };
   // Quiet: nothing left to read or write, so every end can arm.
   for (int i = 0; i < 20; ++i) pass();
   ASSERT_TRUE(loop.try_arm()) << "some link still had work";
@@ -263,42 +285,20 @@ TEST(TcpLink, AWakeUpReadsOnlyTheConnectionsThatAreReady) {
     EXPECT_EQ(sinks[i]->bad_frames + sinks[i]->bad_tuples + sinks[i]->bad_sequence_at, 0U);
   }
   EXPECT_EQ(sinks[1]->frames + sinks[3]->frames, 0U);
-  send.clear();  // links before the loop they are registered in
-  listener.reset();
 }
 
 // The same after a sleep (sleep and adaptive modes), where nothing was armed before: the
 // passes after the first sleep arm each end's wait before its read, so after the next sleep
 // only the connection that has something is read.
 TEST(TcpLink, AfterASleepAPassReadsOnlyTheConnectionsThatAreReady) {
-  constexpr int kStreams = 4;
-  EventLoop loop;
-  auto l = TcpListener::open(loop, kAnyLoopback);
-  ASSERT_TRUE(l) << l.error().describe();
-  auto listener = std::move(l).value();
-  std::vector<RecvLink*> recv;
-  std::vector<std::unique_ptr<SendLink>> send;
-  std::vector<std::unique_ptr<CheckingSink>> sinks;
-  for (int i = 0; i < kStreams; ++i) {
-    const auto options = options_for(static_cast<std::uint32_t>(30 + i), 8, 64, 16, 4);
-    recv.push_back(&listener->expect(options));
-    auto s = make_tcp_send_link(loop, {"127.0.0.1", listener->port()}, options,
-                                std::chrono::seconds(5));
-    ASSERT_TRUE(s) << s.error().describe();
-    send.push_back(std::move(s).value());
-    sinks.push_back(std::make_unique<CheckingSink>(8));
-  }
-  const auto pass = [&] {
-    loop.do_work(Clock::now());
-    listener->do_work();
-    for (auto& link : send) link->do_work();
-    for (int i = 0; i < kStreams; ++i) recv[i]->poll(*sinks[i]);
-  };
-  ASSERT_TRUE(pump_until(pass, [&] {
-    return std::all_of(send.begin(), send.end(), [](const auto& link) {
-      return link->state() == LinkState::established && link->credits_available() > 0;
-    });
-  }));
+  FourStreams streams;
+  ASSERT_NO_FATAL_FAILURE(streams.open(30));
+  constexpr int kStreams = FourStreams::kStreams;
+  auto& loop = streams.loop;
+  auto& recv = streams.recv;
+  auto& send = streams.send;
+  auto& sinks = streams.sinks;
+  const auto pass = [&] { streams.pass(); };
   for (int i = 0; i < 20; ++i) pass();
   loop.slept();
   pass();  // every end arms its read wait, then reads and finds nothing
@@ -318,8 +318,6 @@ TEST(TcpLink, AfterASleepAPassReadsOnlyTheConnectionsThatAreReady) {
     }
     EXPECT_EQ(sinks[i]->bad_frames + sinks[i]->bad_tuples + sinks[i]->bad_sequence_at, 0U);
   }
-  send.clear();  // links before the loop they are registered in
-  listener.reset();
 }
 
 TEST(TcpLink, SlowReceiverBackPressuresSenderWithinItsWindow) {
