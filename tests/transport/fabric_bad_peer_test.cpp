@@ -685,6 +685,44 @@ TEST_P(FabricBadPeerTest, HelloWithGarbageAfterTheFrameIsRefusedWithAReason) {
   expect_b_and_listener_healthy();
 }
 
+// A message on the hello tag longer than any hello fails the listener's receive of it; that
+// is the one peer's fault, not the endpoint's: the listener reports it, posts the receive
+// again and serves B as before. The fake peer sends eight, twice the hello receives the
+// listener keeps posted: sockets and shm report all eight (each receive was posted again);
+// the providers over TCP streams (tcp;ofi_rxm, net) close the connection that carried the
+// first, so the peer's later messages are lost with it and one is reported.
+TEST_P(FabricBadPeerTest, MessagesTooLongForAHelloAreReportedAndTheOtherLinksCarryOn) {
+  start();
+  if (IsSkipped() || HasFatalFailure()) return;
+  constexpr std::size_t kTooLong = 8;
+  constexpr std::size_t kBytes = 512;  // what the fake peer's send buffers hold
+  static_assert(kBytes > fabric_medium::kHelloFrameBytes);
+  const std::vector<std::byte> message(kBytes, std::byte{0x5A});
+  for (std::size_t i = 0; i < kTooLong; ++i) fake_.send(message, fabric_medium::kHelloTag);
+  const bool keeps_connection = provider_ == "sockets" || provider_ == "shm";
+  const std::size_t reported = keeps_connection ? kTooLong : 1;
+  ASSERT_TRUE(drive_until([&] {
+    return listener_->rejected().size() == reported && b_sink_.sequences.size() == kFramesB;
+  })) << "B delivered " << b_sink_.sequences.size() << "; " << refusals() << "; listener: "
+      << (listener_->error() ? listener_->error()->describe() : "healthy");
+  const auto settle = Clock::now() + 100ms;
+  while (Clock::now() < settle) step(/*poll_a=*/true);
+  EXPECT_EQ(listener_->rejected().size(), reported) << refusals();
+  const std::string prefix = "fabric listener " + local() +
+                             ": a message on the hello tag was lost (a sender's connection "
+                             "broke, or the message was too long): completion (provider " +
+                             provider_ + "): Truncation error of a receive (slot ";
+  for (const auto& refusal : listener_->rejected()) {
+    EXPECT_EQ(refusal.message.substr(0, prefix.size()), prefix) << refusal.message;
+  }
+  EXPECT_EQ(listener_->error(), nullptr) << listener_->error()->describe();
+  ASSERT_EQ(b_sink_.sequences.size(), kFramesB);
+  for (std::uint64_t i = 0; i < kFramesB; ++i) ASSERT_EQ(b_sink_.sequences[i], i + 1);
+  EXPECT_EQ(b_sink_.crcs, b_sent_);
+  EXPECT_EQ(b_->error(), nullptr) << b_->error()->describe();
+  EXPECT_EQ(b_send_->error(), nullptr) << b_send_->error()->describe();
+}
+
 // fabric-rma only: what the immediate data and the ring allow.
 class FabricBadPeerRmaTest : public BadPeerFixture,
                              public ::testing::WithParamInterface<const char*> {

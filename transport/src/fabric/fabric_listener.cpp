@@ -167,6 +167,23 @@ class FabricListenerImpl final : public FabricListener, public Hub {
         ++work;
         continue;
       }
+      if (!n && failed && failed->owner == kOwnerHello) {
+        // A receive on the hello tag failed: one sender's connection broke in the middle of a
+        // hello or heartbeat, or a peer sent a message too long for one. The endpoint is
+        // fine and no link is at fault (a sender gone is noticed by its silence): the slot is
+        // posted again and the failure reported.
+        rejected_.push_back(Error{n.error().category, n.error().code,
+                                  "fabric listener " + local_ +
+                                      ": a message on the hello tag was lost (a sender's "
+                                      "connection broke, or the message was too long): " +
+                                      n.error().message});
+        if (auto ok = post_hello(failed->slot); !ok) {
+          on_cq_error(ok.error());
+          return work;
+        }
+        ++work;
+        continue;
+      }
       if (!n) {
         on_cq_error(n.error());
         return work;
@@ -234,8 +251,8 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     return success();
   }
 
-  // A completion error of no link's (a hello receive) or a failed CQ read: the shared
-  // endpoint is unusable, so the listener and every link fail.
+  // A failed CQ read, or an error entry that names no operation: the shared endpoint is
+  // unusable, so the listener and every link fail.
   void on_cq_error(const Error& error) {
     error_ = Error{error.category, error.code, "fabric listener on " + local_ + ": " + error.message};
     for (auto& link : links_) link->fail_link(error);

@@ -124,7 +124,8 @@ class FabricListener {
   // the senders the same one.)
   [[nodiscard]] virtual std::uint16_t port() const = 0;
   // Hellos refused (unknown stream, mismatched schema, token, tuple size or transfer...),
-  // and fabric-rma writes that name no known link.
+  // fabric-rma writes that name no known link, and messages on the hello tag lost (a
+  // sender's connection broke mid-message, or a message too long for a hello).
   [[nodiscard]] virtual const std::vector<Error>& rejected() const = 0;
   // A failure of the shared endpoint (a CQ error not owned by one link), if any.
   [[nodiscard]] virtual const Error* error() const = 0;
