@@ -199,6 +199,20 @@ class FabricTest : public ::testing::Test {
     return pair.sink.sequences.size() == frames;
   }
 
+  // Both ends' states and errors, and the listener's: for a failure message.
+  std::string explain(const LinkPair& pair) const {
+    std::string text = "sender ";
+    text += pair.send ? std::string(to_string(pair.send->state())) : "closed";
+    if (pair.send && pair.send->error()) text += " (" + pair.send->error()->describe() + ")";
+    text += ", receiver " + std::string(to_string(pair.recv->state()));
+    if (pair.recv->error()) text += " (" + pair.recv->error()->describe() + ")";
+    if (listener_) {
+      if (listener_->error()) text += "; listener: " + listener_->error()->describe();
+      for (const auto& refusal : listener_->rejected()) text += "; refused: " + refusal.message;
+    }
+    return text;
+  }
+
   static void expect_in_order(const LinkPair& pair, const std::vector<std::uint32_t>& sent_crcs) {
     ASSERT_EQ(pair.sink.sequences.size(), sent_crcs.size());
     for (std::uint64_t i = 0; i < sent_crcs.size(); ++i) ASSERT_EQ(pair.sink.sequences[i], i + 1);
@@ -673,8 +687,8 @@ TEST_P(FabricLinkTest, ReceiverWaitsForItsLostSenderThenFailsWhileAnotherLinkDel
     recv_->poll(sink_);
     return feed(other, kFrames, sent) && recv_->state() == LinkState::failed;
   });
-  ASSERT_TRUE(done) << "received " << other.sink.sequences.size() << " of " << kFrames
-                    << ", gone sender's link " << to_string(recv_->state());
+  ASSERT_TRUE(done) << "received " << other.sink.sequences.size() << " of " << kFrames << " ("
+                    << explain(other) << "); gone sender's link: " << explain(main_);
   ASSERT_NE(recv_->error(), nullptr);
   EXPECT_EQ(recv_->error()->category, ErrorCategory::closed);
   EXPECT_EQ(recv_->error()->message,
