@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include <boreal/transport/recent_quantile.hpp>
 
@@ -35,7 +36,9 @@ class FlushHold {
   explicit FlushHold(std::chrono::nanoseconds flush) noexcept : hold_(flush), initial_(flush) {}
   // `flush` until the receiver reports, then adapting within `budget`, never under `flush`.
   FlushHold(std::chrono::nanoseconds flush, std::chrono::nanoseconds budget) noexcept
-      : hold_(flush), initial_(flush), budget_(budget) {}
+      : hold_(flush), initial_(flush), budget_(budget) {
+    if (adapts()) late_.emplace();
+  }
 
   [[nodiscard]] std::chrono::nanoseconds get() const noexcept { return hold_; }
   [[nodiscard]] bool adapts() const noexcept { return budget_.count() > 0; }
@@ -43,7 +46,7 @@ class FlushHold {
   // A frame left `late` after its hold ran out.
   void left_late(std::chrono::nanoseconds late) noexcept {
     if (!adapts()) return;
-    late_.record(late);
+    late_->record(late);
     if (++since_recompute_ >= kRecomputeEvery) recompute();
   }
   // The receiver's latest pickup report (transport/frame.hpp; µs, 0: none yet).
@@ -54,7 +57,8 @@ class FlushHold {
   }
   // The sender's lateness p99 the hold allows for (0 until known).
   [[nodiscard]] std::chrono::nanoseconds lateness_p99() const noexcept {
-    return late_.quantile(0.99).value_or(std::chrono::nanoseconds{0});
+    if (!late_) return std::chrono::nanoseconds{0};
+    return late_->quantile(0.99).value_or(std::chrono::nanoseconds{0});
   }
 
   // What the way between the hosts and the receiving boxes get: a tenth of the budget, and
@@ -89,7 +93,7 @@ class FlushHold {
   std::chrono::nanoseconds budget_{0};  // 0: fixed
   std::uint32_t pickup_us_ = 0;
   int since_recompute_ = 0;
-  transport::RecentQuantile late_;
+  std::optional<transport::RecentQuantile> late_;  // adapting holds only (its 77 counters)
 };
 
 }  // namespace boreal::runtime
