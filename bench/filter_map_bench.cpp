@@ -1,7 +1,8 @@
 // Fused generator -> filter|map -> counting sink on one thread, 64-byte tuples, generation
 // included. Items processed = tuples generated (and fed to the box).
 //
-//   build-x/bench/filter_map_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//   build-x/bench/filter_map_bench --benchmark_repetitions=3
+//   --benchmark_report_aggregates_only=true
 #include <boreal/ops/filter.hpp>
 #include <boreal/ops/map.hpp>
 
@@ -15,7 +16,8 @@ using namespace boreal::ops;
 
 // 8 + 8 + 8 + 8 + 32 = 64 bytes.
 const Schema& tuple_schema() {
-  static const Schema schema = Schema::parse("seq:i64,key:i64,value:f64,ts:timestamp,pad:str32").value();
+  static const Schema schema =
+      Schema::parse("seq:i64,key:i64,value:f64,ts:timestamp,pad:str32").value();
   return schema;
 }
 

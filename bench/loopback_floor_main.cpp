@@ -38,7 +38,9 @@ std::int64_t realtime_ns() {
 void print(const char* stage, std::vector<std::int64_t> ns) {
   std::sort(ns.begin(), ns.end());
   auto at = [&](double q) {
-    return static_cast<double>(ns[static_cast<std::size_t>(q * static_cast<double>(ns.size() - 1))]) / 1e3;
+    return static_cast<double>(
+               ns[static_cast<std::size_t>(q * static_cast<double>(ns.size() - 1))]) /
+           1e3;
   };
   std::printf("%-16s %8.1f %8.1f %9.1f\n", stage, at(0.50), at(0.99), at(0.999));
 }
@@ -120,7 +122,8 @@ int main(int argc, char** argv) {
     while (realtime_ns() < due) {
     }
     std::memcpy(message, &due, sizeof due);
-    if (::send(out.native_handle(), message, sizeof message, 0) != static_cast<ssize_t>(sizeof message)) {
+    if (::send(out.native_handle(), message, sizeof message, 0) !=
+        static_cast<ssize_t>(sizeof message)) {
       std::fprintf(stderr, "boreal-loopback-floor: send: %s\n", std::strerror(errno));
       std::_Exit(1);
     }

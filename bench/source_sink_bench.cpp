@@ -20,12 +20,13 @@ namespace {
 constexpr const char* kSchema = "seq:i64,ts:timestamp,key:i64,price:f64,qty:i32,pad:str28";
 
 GeneratorParams params(KeyDistribution distribution) {
-  return {.schema = kSchema,
-          .rate = 1e6,
-          .keys = {.field = "key", .count = 10'000, .distribution = distribution, .zipf_s = 1.1},
-          .values = {{.field = "price", .min = 1, .max = 1000}, {.field = "qty", .min = 1, .max = 100}},
-          .start_ns = 0,
-          .seed = 7};
+  return {
+      .schema = kSchema,
+      .rate = 1e6,
+      .keys = {.field = "key", .count = 10'000, .distribution = distribution, .zipf_s = 1.1},
+      .values = {{.field = "price", .min = 1, .max = 1000}, {.field = "qty", .min = 1, .max = 100}},
+      .start_ns = 0,
+      .seed = 7};
 }
 
 void generate(benchmark::State& state, KeyDistribution distribution) {

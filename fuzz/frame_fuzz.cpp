@@ -19,9 +19,10 @@ namespace wire = boreal::transport::fabric_medium;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto bytes = std::as_bytes(std::span<const std::uint8_t>(data, size));
   if (bytes.size() >= transport::kFrameHeaderBytes) {
-    const std::span<const std::byte, transport::kFrameHeaderBytes> head(bytes.data(),
-                                                                          transport::kFrameHeaderBytes);
-    const transport::FrameLimits limits{.stream_id = 7, .tuple_bytes = 16, .max_payload_bytes = 4096};
+    const std::span<const std::byte, transport::kFrameHeaderBytes> head(
+        bytes.data(), transport::kFrameHeaderBytes);
+    const transport::FrameLimits limits{
+        .stream_id = 7, .tuple_bytes = 16, .max_payload_bytes = 4096};
     if (auto header = transport::decode_header(head, limits)) {
       const auto rest = bytes.subspan(transport::kFrameHeaderBytes);
       if (header.value().payload_bytes <= rest.size()) {
@@ -32,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                                   transport::crc32c(payload))
                                   .has_value();
         if (read != from_crc) __builtin_trap();
-        if ((header.value().flags & transport::kFlagHello) != 0) (void)transport::decode_hello(payload);
+        if ((header.value().flags & transport::kFlagHello) != 0)
+          (void)transport::decode_hello(payload);
       }
     }
   }
@@ -40,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (bytes.size() >= wire::kHelloExtensionBytes) {
     (void)wire::decode_extension(bytes.first(wire::kHelloExtensionBytes));
   }
-  if (bytes.size() >= wire::kRmaSetupBytes) (void)wire::decode_setup(bytes.first(wire::kRmaSetupBytes));
+  if (bytes.size() >= wire::kRmaSetupBytes)
+    (void)wire::decode_setup(bytes.first(wire::kRmaSetupBytes));
   return 0;
 }

@@ -421,7 +421,8 @@ Result<std::unique_ptr<AggregateBox>> AggregateBox::make(const AggregateParams& 
   s->slide = static_cast<std::int64_t>(window_units(params.window.slide));
   s->pane = std::gcd(s->size, s->slide);
   s->panes_per_window = s->size / s->pane;
-  s->ring = std::bit_ceil(pane_ring_need(window_units(params.window.size), window_units(params.window.slide),
+  s->ring = std::bit_ceil(pane_ring_need(window_units(params.window.size),
+                                         window_units(params.window.slide),
                                          static_cast<std::uint64_t>(s->slack)));
   std::uint32_t at = 16;
   std::size_t out_index = params.group_by.size() + 2;

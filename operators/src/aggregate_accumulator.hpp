@@ -61,10 +61,14 @@ inline Op pick_op(AggFunction fn, FieldType type) {
   };
   switch (fn) {
     case AggFunction::count: return Op::count;
-    case AggFunction::sum: return by_type(Op::sum_i32, Op::sum_i64, Op::sum_f64, Op::sum_i64, Op::sum_i64);
-    case AggFunction::avg: return by_type(Op::avg_i32, Op::avg_i64, Op::avg_f64, Op::avg_i64, Op::avg_i64);
-    case AggFunction::min: return by_type(Op::min_i32, Op::min_i64, Op::min_f64, Op::min_u8, Op::min_str);
-    case AggFunction::max: return by_type(Op::max_i32, Op::max_i64, Op::max_f64, Op::max_u8, Op::max_str);
+    case AggFunction::sum:
+      return by_type(Op::sum_i32, Op::sum_i64, Op::sum_f64, Op::sum_i64, Op::sum_i64);
+    case AggFunction::avg:
+      return by_type(Op::avg_i32, Op::avg_i64, Op::avg_f64, Op::avg_i64, Op::avg_i64);
+    case AggFunction::min:
+      return by_type(Op::min_i32, Op::min_i64, Op::min_f64, Op::min_u8, Op::min_str);
+    case AggFunction::max:
+      return by_type(Op::max_i32, Op::max_i64, Op::max_f64, Op::max_u8, Op::max_str);
     case AggFunction::first: return Op::first;
     case AggFunction::last: return Op::last;
   }
@@ -93,7 +97,8 @@ inline void update(const Agg& a, std::byte* rec, const std::byte* in, const std:
     case Op::count: break;
     case Op::sum_i32:
     case Op::avg_i32:
-      store(v, load<std::uint64_t>(v) + static_cast<std::uint64_t>(std::int64_t{load<std::int32_t>(x)}));
+      store(v, load<std::uint64_t>(v) +
+                   static_cast<std::uint64_t>(std::int64_t{load<std::int32_t>(x)}));
       break;
     case Op::sum_i64:
     case Op::avg_i64: store(v, load<std::uint64_t>(v) + load<std::uint64_t>(x)); break;

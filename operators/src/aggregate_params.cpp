@@ -14,7 +14,9 @@ namespace {
 
 bool is_identifier(std::string_view name) {
   if (name.empty()) return false;
-  const auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  const auto alpha = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
   if (!alpha(name.front())) return false;
   return std::all_of(name.begin(), name.end(),
                      [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
@@ -124,7 +126,8 @@ std::vector<Error> AggregateParams::validate(const Schema& input) const {
   const std::uint64_t slide = window_units(window.slide);
   const bool size_ok = size >= 1 && size <= kMaxSpan;
   if (size == 0) add("size must be positive; got " + to_string(window.size), "window.size");
-  if (size > kMaxSpan) add(std::string("size must be at most 2^61 ") + unit_name(time), "window.size");
+  if (size > kMaxSpan)
+    add(std::string("size must be at most 2^61 ") + unit_name(time), "window.size");
   bool slide_ok = false;
   if (window.size.index() != window.slide.index()) {
     add("slide is " + to_string(window.slide) + " but size is " + to_string(window.size) +
@@ -153,8 +156,8 @@ std::vector<Error> AggregateParams::validate(const Schema& input) const {
     const std::uint64_t panes = pane_ring_need(size, slide, time ? slack_ns : 0);
     if (panes > kMaxPanes) {
       const std::uint64_t pane = std::gcd(size, slide);
-      const std::string pane_text =
-          time ? to_string(Duration{static_cast<std::int64_t>(pane)}) : to_string(WindowLength{Count{pane}});
+      const std::string pane_text = time ? to_string(Duration{static_cast<std::int64_t>(pane)})
+                                         : to_string(WindowLength{Count{pane}});
       add("size + slack spans " + std::to_string(panes) + " panes of gcd(size, slide) = " +
               pane_text + "; at most " + std::to_string(kMaxPanes) + " are supported",
           "window");
@@ -214,9 +217,10 @@ Result<Schema> AggregateParams::output_schema(const Schema& input) const {
       type = "i64";
     } else {
       // An expression's values are typed like an i64, f64 or bool field.
-      const Field f = is_expression_argument(a.field, input)
-                          ? Field{"", expression_field_type(Expr::compile(a.field, input).value().kind())}
-                          : input.field(*input.index_of(a.field));
+      const Field f =
+          is_expression_argument(a.field, input)
+              ? Field{"", expression_field_type(Expr::compile(a.field, input).value().kind())}
+              : input.field(*input.index_of(a.field));
       if (fn == AggFunction::avg) {
         type = "f64";
       } else if (fn == AggFunction::sum) {

@@ -22,7 +22,9 @@ std::optional<AggFunction> parse_agg_function(std::string_view name);
 // expression is evaluated Expr::kChunkRows rows at a time into a value column.
 inline bool is_expression_argument(std::string_view field, const Schema& input) {
   if (field.empty() || input.index_of(field)) return false;
-  const auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  const auto alpha = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
   if (!alpha(field.front())) return true;
   for (const char c : field) {
     if (!alpha(c) && !(c >= '0' && c <= '9')) return true;

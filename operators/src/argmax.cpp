@@ -107,7 +107,8 @@ void ArgMax::on_batch(std::size_t port, const BatchView& batch) {
     if (order < 0) continue;
     if (order > 0) tied_rows_ = 0;
     const std::size_t at = tied_rows_ * tuple_bytes_;
-    if (tied_.size() < at + tuple_bytes_) tied_.resize(at + tuple_bytes_);  // grows to the largest tie
+    if (tied_.size() < at + tuple_bytes_)
+      tied_.resize(at + tuple_bytes_);  // grows to the largest tie
     std::memcpy(tied_.data() + at, row, tuple_bytes_);
     ++tied_rows_;
   }

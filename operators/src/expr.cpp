@@ -331,7 +331,8 @@ std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"
 bool same_word(std::string_view text, std::string_view word) {
   if (text.size() != word.size()) return false;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i] >= 'A' && text[i] <= 'Z' ? static_cast<char>(text[i] - 'A' + 'a') : text[i];
+    const char c =
+        text[i] >= 'A' && text[i] <= 'Z' ? static_cast<char>(text[i] - 'A' + 'a') : text[i];
     if (c != word[i]) return false;
   }
   return true;
@@ -393,8 +394,8 @@ class ExprCompiler {
     auto root = parse_or(0);
     if (!root) return root;
     if (token_.kind != Tok::end) {
-      return error(token_.col,
-                   "expected an operator or the end of the expression, got " + describe_token(token_));
+      return error(token_.col, "expected an operator or the end of the expression, got " +
+                                   describe_token(token_));
     }
     return root;
   }
@@ -479,7 +480,9 @@ class ExprCompiler {
     return boost::outcome_v2::success();
   }
 
-  bool at_symbol(std::string_view s) const { return token_.kind == Tok::symbol && token_.text == s; }
+  bool at_symbol(std::string_view s) const {
+    return token_.kind == Tok::symbol && token_.text == s;
+  }
   // `s` in lower case; keywords match in any case.
   bool at_word(std::string_view s) const {
     return token_.kind == Tok::ident && same_word(token_.text, s);

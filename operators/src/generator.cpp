@@ -70,7 +70,8 @@ std::vector<Error> GeneratorParams::validate() const {
                       "params.rate"});
   }
   if (keys.count == 0) errors.push_back({"key count must be at least 1", "params.keys.count"});
-  if (keys.distribution == KeyDistribution::zipf && !(std::isfinite(keys.zipf_s) && keys.zipf_s > 0)) {
+  if (keys.distribution == KeyDistribution::zipf &&
+      !(std::isfinite(keys.zipf_s) && keys.zipf_s > 0)) {
     errors.push_back({"Zipf exponent must be positive and finite, got " + number(keys.zipf_s),
                       "params.keys.zipf_s"});
   }
@@ -425,7 +426,8 @@ std::size_t Generator::fill_due(Batch& out, std::int64_t now_ns) {
   std::byte* at = rows == 0 ? nullptr : out.append_n(rows).data();
   const std::uint32_t tuple_bytes = schema_.tuple_bytes();
   if (rate_) {
-    for (std::size_t i = 0; i < rows; ++i, at += tuple_bytes) write_row(MutRow(at), scheduled_ns(next_));
+    for (std::size_t i = 0; i < rows; ++i, at += tuple_bytes)
+      write_row(MutRow(at), scheduled_ns(next_));
   } else {
     for (std::size_t i = 0; i < rows; ++i, at += tuple_bytes) write_row(MutRow(at), now_ns);
   }

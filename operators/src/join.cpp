@@ -236,7 +236,8 @@ std::vector<Error> JoinParams::validate(const Schema& left, const Schema& right)
                            "params.right_time"});
   }
   if (window < Duration::zero()) {
-    errors.push_back(Error{"window must not be negative; got " + to_string(window), "params.window"});
+    errors.push_back(
+        Error{"window must not be negative; got " + to_string(window), "params.window"});
   }
   if (slack < Duration::zero()) {
     errors.push_back(Error{"slack must not be negative; got " + to_string(slack), "params.slack"});

@@ -52,7 +52,8 @@ std::string default_type(const Expr& expr) {
     case ValueKind::integer: return "i64";
     case ValueKind::floating: return "f64";
     case ValueKind::boolean: return "bool";
-    case ValueKind::string: return "str" + std::to_string(std::max<std::uint32_t>(1, expr.string_width()));
+    case ValueKind::string:
+      return "str" + std::to_string(std::max<std::uint32_t>(1, expr.string_width()));
   }
   return "i64";
 }
@@ -75,7 +76,8 @@ std::int32_t to_int32(double v) {
 std::vector<Error> check(const MapParams& params, const Schema& input, std::vector<Expr>* exprs,
                          std::vector<std::pair<std::string, std::string>>* types) {
   std::vector<Error> errors;
-  if (params.fields.empty()) errors.push_back(Error{"map needs at least one field", "params.fields"});
+  if (params.fields.empty())
+    errors.push_back(Error{"map needs at least one field", "params.fields"});
   for (std::size_t i = 0; i < params.fields.size(); ++i) {
     const MapField& f = params.fields[i];
     const std::string at = field_at(i);
@@ -87,8 +89,8 @@ std::vector<Error> check(const MapParams& params, const Schema& input, std::vect
     } else {
       for (std::size_t j = 0; j < i; ++j) {
         if (params.fields[j].name == f.name) {
-          errors.push_back(Error{"duplicate output name '" + f.name + "' (also " + field_at(j) + ")",
-                                 at + ".name"});
+          errors.push_back(Error{
+              "duplicate output name '" + f.name + "' (also " + field_at(j) + ")", at + ".name"});
           break;
         }
       }
@@ -102,10 +104,11 @@ std::vector<Error> check(const MapParams& params, const Schema& input, std::vect
     if (f.type) {
       auto parsed = Schema::make({{"x", type}});
       if (!parsed) {
-        errors.push_back(Error{"unknown type '" + type +
-                                   "' (types: i32, i64, f64, bool, timestamp, strN with 1 <= N <= " +
-                                   std::to_string(kMaxStrWidth) + ")",
-                               at + ".type"});
+        errors.push_back(
+            Error{"unknown type '" + type +
+                      "' (types: i32, i64, f64, bool, timestamp, strN with 1 <= N <= " +
+                      std::to_string(kMaxStrWidth) + ")",
+                  at + ".type"});
         continue;
       }
       if (!storable(expr.value().kind(), parsed.value().field(0).type)) {
@@ -180,7 +183,9 @@ void Map::on_batch(std::size_t port, const BatchView& batch) {
             c.expr.eval_int_batch(batch, first, count, c.ints.data());
           }
           break;
-        case ValueKind::floating: c.expr.eval_float_batch(batch, first, count, c.floats.data()); break;
+        case ValueKind::floating:
+          c.expr.eval_float_batch(batch, first, count, c.floats.data());
+          break;
         case ValueKind::boolean: {
           std::array<bool, Expr::kChunkRows> flags;
           c.expr.eval_bool_batch(batch, first, count, flags.data());

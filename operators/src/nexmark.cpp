@@ -66,7 +66,9 @@ class Draws {
 };
 
 // Id arithmetic (docs/nexmark.md "Ids and kinds"). Signed: lastAuction(0) is -1.
-std::int64_t last_person(std::uint64_t id) noexcept { return static_cast<std::int64_t>(id / kProportion); }
+std::int64_t last_person(std::uint64_t id) noexcept {
+  return static_cast<std::int64_t>(id / kProportion);
+}
 std::int64_t last_auction(std::uint64_t id) noexcept {
   const auto epoch = static_cast<std::int64_t>(id / kProportion);
   const auto offset = static_cast<std::int64_t>(id % kProportion);
@@ -82,7 +84,8 @@ std::int64_t random_person(std::uint64_t id, Draws& d) noexcept {
 std::int64_t random_auction(std::uint64_t id, Draws& d) noexcept {
   const std::int64_t last = last_auction(id);
   const std::int64_t first = std::max<std::int64_t>(last - 100, 0);
-  return first + static_cast<std::int64_t>(d.below64(static_cast<std::uint64_t>(last - first + 1 + 10)));
+  return first +
+         static_cast<std::int64_t>(d.below64(static_cast<std::uint64_t>(last - first + 1 + 10)));
 }
 
 enum class Kind : std::uint8_t { person, auction, bid };
@@ -126,14 +129,16 @@ std::uint64_t per_block(NexmarkStream stream) noexcept {
 constexpr std::array<std::string_view, 11> kFirst = {"Peter", "Paul",  "Luke",   "John",
                                                      "Saul",  "Vicky", "Kate",   "Julie",
                                                      "Sarah", "Deiter", "Walter"};
-constexpr std::array<std::string_view, 9> kLast = {"Shultz", "Abrams", "Spencer", "White", "Bartels",
-                                                   "Walton", "Smith",  "Jones",   "Noris"};
+constexpr std::array<std::string_view, 9> kLast = {
+    "Shultz", "Abrams", "Spencer", "White", "Bartels", "Walton", "Smith", "Jones", "Noris"};
 constexpr std::array<std::string_view, 10> kCities = {
     "Phoenix", "Los Angeles", "San Francisco", "Boise", "Portland",
     "Bend",    "Redmond",     "Seattle",       "Kent",  "Cheyenne"};
 constexpr std::array<std::string_view, 6> kStates = {"AZ", "CA", "ID", "OR", "WA", "WY"};
 
-void put_i64(std::byte* row, std::uint32_t at, std::int64_t v) noexcept { std::memcpy(row + at, &v, 8); }
+void put_i64(std::byte* row, std::uint32_t at, std::int64_t v) noexcept {
+  std::memcpy(row + at, &v, 8);
+}
 void put_text(std::byte* row, std::uint32_t at, std::string_view text) noexcept {
   std::memcpy(row + at, text.data(), text.size());
 }
@@ -302,7 +307,9 @@ void NexmarkGenerator::write_auction(std::byte* row, std::uint64_t id) const noe
   const std::int64_t time_ms = event_time_ms(id, gap_us_);
   const std::int64_t horizon = event_time_ms(id + 1666, gap_us_) - time_ms;
   const std::int64_t expires =
-      time_ms + 1 + static_cast<std::int64_t>(d.below64(static_cast<std::uint64_t>(std::max<std::int64_t>(2 * horizon, 1))));
+      time_ms + 1 +
+      static_cast<std::int64_t>(
+          d.below64(static_cast<std::uint64_t>(std::max<std::int64_t>(2 * horizon, 1))));
   put_i64(row, auction_.expires, expires * 1'000'000);
   d.text(20, chars(row, auction_.item_name));
   d.text(100, chars(row, auction_.description));

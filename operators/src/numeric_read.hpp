@@ -10,7 +10,8 @@
 namespace boreal::ops::detail {
 
 template <class Kind>
-[[nodiscard]] std::int64_t read_int(const std::byte* row, std::uint32_t offset, Kind kind) noexcept {
+[[nodiscard]] std::int64_t read_int(const std::byte* row, std::uint32_t offset,
+                                    Kind kind) noexcept {
   if (kind == Kind::i32) {
     std::int32_t v;
     std::memcpy(&v, row + offset, sizeof v);

@@ -281,7 +281,8 @@ bool ResampleBox::save_state(std::vector<std::byte>& out) const {
     put(out, group.last_time);
     detail::put_bytes(out, group.last.data(), group.last.size() * sizeof(double));
   }
-  for (bool flag : {any_, hold_started_, grid_exhausted_}) put(out, static_cast<std::uint8_t>(flag));
+  for (bool flag : {any_, hold_started_, grid_exhausted_})
+    put(out, static_cast<std::uint8_t>(flag));
   for (std::int64_t v : {frontier_, max_tuple_time_, hold_next_}) put(out, v);
   put(out, late_dropped_);
   return true;

@@ -13,8 +13,9 @@ struct TypeSpec {
 };
 
 const std::string& valid_types() {
-  static const std::string text = "valid types: i32, i64, f64, bool, timestamp, strN with 1 <= N <= " +
-                                  std::to_string(kMaxStrWidth);
+  static const std::string text =
+      "valid types: i32, i64, f64, bool, timestamp, strN with 1 <= N <= " +
+      std::to_string(kMaxStrWidth);
   return text;
 }
 

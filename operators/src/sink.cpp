@@ -33,7 +33,8 @@ Result<std::unique_ptr<CsvWriter>> CsvWriter::make(const CsvWriterParams& params
   }
   std::unique_ptr<CsvWriter> writer(new CsvWriter(params, schema));
   if (params.resume_at) {
-    if (writer->out_ != nullptr) return fail("resume_at needs a file, not a stream", "params.resume_at");
+    if (writer->out_ != nullptr)
+      return fail("resume_at needs a file, not a stream", "params.resume_at");
     std::error_code ec;
     const auto size = std::filesystem::file_size(params.path, ec);
     if (ec || size < *params.resume_at) {

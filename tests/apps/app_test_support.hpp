@@ -68,7 +68,8 @@ inline std::vector<nlohmann::json> json_lines_of(const std::string& text) {
   std::vector<nlohmann::json> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.front() == '{') lines.push_back(nlohmann::json::parse(line, nullptr, false));
+    if (!line.empty() && line.front() == '{')
+      lines.push_back(nlohmann::json::parse(line, nullptr, false));
   }
   return lines;
 }

@@ -219,10 +219,13 @@ TEST(BenchReport, CsvLeavesPerTupleCellsOfIdleAndFailedPointsEmpty) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   ASSERT_EQ(lines.size(), 9U);
-  EXPECT_EQ(lines[0], "# boreal bench: host=h cpus=2 kernel=6.1 cpu=\"cpu\" commit=abc date=2026-11-23T00:00:00Z");
+  EXPECT_EQ(
+      lines[0],
+      "# boreal bench: host=h cpus=2 kernel=6.1 cpu=\"cpu\" commit=abc date=2026-11-23T00:00:00Z");
   EXPECT_EQ(lines[1], "# command: boreal bench --quick");
   EXPECT_EQ(lines[2].substr(0, 60), "medium,provider,wait,tuple_bytes,batch_bytes,rate_label,offe");
-  EXPECT_EQ(lines[3], "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0,,,,1,,");
+  EXPECT_EQ(lines[3],
+            "tcp,,block,64,32768,idle,0,1.1e+07,1,1,0,0,0,,,,,,0,0,0,,,,,,200,,0,0,0,0,0,,,,1,,");
   EXPECT_EQ(lines[4], "tcp,,adaptive,64,32768,idle,0,1.1e+07,1,0,,,,,,,,,,,,,,,,,200,,,,,,,,,,1,,");
   EXPECT_EQ(lines[5].substr(0, 58), "tcp,,block,64,32768,50%,5.5e+06,1.1e+07,1,1,5.5e+06,5.5e+0");
 }
@@ -230,19 +233,29 @@ TEST(BenchReport, CsvLeavesPerTupleCellsOfIdleAndFailedPointsEmpty) {
 TEST(BenchReport, TableShowsBestFixedModeAndAdaptivesRatio) {
   BenchMeta meta;
   const std::string table = summary_table(meta, report_grid(), aggregate(report_grid(), samples()));
-  EXPECT_NE(table.find("tcp, 64-byte tuples, 32768-byte frames; maximum 11.00 M tuples/s; median of 2\n"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("tcp, 64-byte tuples, 32768-byte frames; maximum 11.00 M tuples/s; median of 2\n"),
+      std::string::npos)
       << table;
-  EXPECT_NE(table.find("  CPU-us/tuple         idle      50%      max\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  block               0.00c    0.300    0.190\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  adaptive           failed    0.330    0.235\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  best fixed          block    block    block\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  adaptive/best           -     1.10     1.24\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  adaptive                -      300      700\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  CPU-us/tuple         idle      50%      max\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  block               0.00c    0.300    0.190\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  adaptive           failed    0.330    0.235\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  best fixed          block    block    block\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  adaptive/best           -     1.10     1.24\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  adaptive                -      300      700\n"), std::string::npos)
+      << table;
   // block's p99 (400, 800 µs) is over the 200 µs budget at 50 % and max, and so is adaptive's.
-  EXPECT_NE(table.find("  best in budget      block     none     none\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  adaptive/that           -        -        -\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  adaptive p99            -     over     over\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("  best in budget      block     none     none\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  adaptive/that           -        -        -\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  adaptive p99            -     over     over\n"), std::string::npos)
+      << table;
 }
 
 TEST(BenchReport, BestInBudgetSkipsTheCheaperModesOverTheBudget) {
@@ -288,8 +301,10 @@ TEST(BenchReport, TheWakeFloorIsTheCpuOverWakeUpsTimesTheirCost) {
   EXPECT_DOUBLE_EQ(*wake_floor_ratio(meta, rows[1]), 5.0);  // 10 / (0.5 x 4)
   EXPECT_FALSE(wake_floor_ratio(meta, rows[0]).has_value());  // busy never wakes
   const std::string table = summary_table(meta, grid, rows);
-  EXPECT_NE(table.find("one wake-up: 4 machine CPU-us (calibration)\n"), std::string::npos) << table;
-  EXPECT_NE(table.find("  x wake floor        10000\n  busy                    -\n  block                5.00\n"),
+  EXPECT_NE(table.find("one wake-up: 4 machine CPU-us (calibration)\n"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  x wake floor        10000\n  busy                    -\n  block          "
+                       "      5.00\n"),
             std::string::npos)
       << table;
   const std::string csv = to_csv(meta, rows);
@@ -334,8 +349,9 @@ TEST(BenchReport, TheRecordedCommitIsTheSourceTreesAtBuildTime) {
 TEST(BenchGridCheck, StreamCountsAreOneTo1024AndNotForNetworkFiles) {
   BenchGrid grid = small_grid();
   grid.streams = {1, 0, 2000};
-  EXPECT_EQ(check(grid), (std::vector<std::string>{"--streams: counts must be 1 to 1024, got 0",
-                                                   "--streams: counts must be 1 to 1024, got 2000"}));
+  EXPECT_EQ(check(grid),
+            (std::vector<std::string>{"--streams: counts must be 1 to 1024, got 0",
+                                      "--streams: counts must be 1 to 1024, got 2000"}));
   grid.streams = {1, 4};
   EXPECT_TRUE(check(grid).empty());
   grid.network = true;
@@ -389,10 +405,14 @@ TEST(BenchStreams, RefusesAFileThatIsNotOneSourceSinkPairNamingIt) {
     auto result = many_streams_network(spec.value(), text, 2);
     return result ? std::string("accepted") : result.error().message;
   };
-  EXPECT_EQ(refusal(head + "  - {name: f, type: filter, node: a, in: s, out: t, params: {predicate: \"seq > 0\"}}\n"
-                           "  - {name: k, type: sink, node: a, in: t}\n"),
-            "--streams: n.yaml has a box of type 'filter' besides one source and one sink; "
-            "--streams repeats a file's one source -> sink pair" + tail);
+  EXPECT_EQ(
+      refusal(
+          head +
+          "  - {name: f, type: filter, node: a, in: s, out: t, params: {predicate: \"seq > 0\"}}\n"
+          "  - {name: k, type: sink, node: a, in: t}\n"),
+      "--streams: n.yaml has a box of type 'filter' besides one source and one sink; "
+      "--streams repeats a file's one source -> sink pair" +
+          tail);
   EXPECT_EQ(refusal(head + "  - {name: k, type: sink, node: a, in: s}\n"
                            "  - {name: l, type: sink, node: a, in: s}\n"),
             "--streams: n.yaml has a box of type 'sink' besides one source and one sink; "
@@ -405,7 +425,8 @@ TEST(BenchStreams, RefusesAFileThatIsNotOneSourceSinkPairNamingIt) {
 // and the JSON lines it wrote.
 struct BenchCommandRun {
   explicit BenchCommandRun(const std::string& args)
-      : out_dir(dir.file("out")), out(run(std::string(BOREAL_BIN) + " bench " + args + " --out " + out_dir)) {}
+      : out_dir(dir.file("out")),
+        out(run(std::string(BOREAL_BIN) + " bench " + args + " --out " + out_dir)) {}
   [[nodiscard]] std::vector<nlohmann::json> lines() const {
     return test::read_json_lines(out_dir + "/bench.jsonl");
   }
@@ -460,9 +481,11 @@ TEST(BenchCommand, StreamsOfAFileThatIsNotOnePairAreRefusedBeforeAnyRun) {
   const std::string file = std::string(BOREAL_EXAMPLES_DIR) + "/pipeline.yaml";
   const auto out = run(std::string(BOREAL_BIN) + " bench --file " + file +
                        " --media tcp --waits block --rates 10k --streams 1,2 --repeats 1 "
-                       "--duration 0.3 --loops none --no-iperf --no-plots --out " + dir.file("out"));
+                       "--duration 0.3 --loops none --no-iperf --no-plots --out " +
+                       dir.file("out"));
   EXPECT_EQ(out.status, 2);
-  EXPECT_EQ(out.text.rfind("bench: --streams: " + file + " has a box of type '", 0), 0U) << out.text;
+  EXPECT_EQ(out.text.rfind("bench: --streams: " + file + " has a box of type '", 0), 0U)
+      << out.text;
   EXPECT_NE(out.text.find("' besides one source and one sink; --streams repeats a file's one "
                           "source -> sink pair (like apps/examples/demo.yaml)\n"),
             std::string::npos)
@@ -472,8 +495,8 @@ TEST(BenchCommand, StreamsOfAFileThatIsNotOnePairAreRefusedBeforeAnyRun) {
 
 TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {
   TempDir dir;
-  const auto out = run(std::string(BOREAL_BIN) + " bench --rates 5%,fast --repeats 0 --media udp --out " +
-                       dir.file("out"));
+  const auto out = run(std::string(BOREAL_BIN) +
+                       " bench --rates 5%,fast --repeats 0 --media udp --out " + dir.file("out"));
   EXPECT_EQ(out.status, 2);
   EXPECT_EQ(out.text,
             "bench: --rates: 'fast' is not a rate (expected idle, max, a percentage of the maximum "
@@ -481,23 +504,26 @@ TEST(BenchCommand, BadFlagsAreNamedAndNothingRuns) {
             "bench: --repeats: must be at least 1, got 0\n"
             "bench: --media: unknown medium 'udp' (valid: tcp, inproc, fabric-msg, fabric-rma)\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
-  const auto long_grid = run(std::string(BOREAL_BIN) + " bench --time-limit 5 --out " + dir.file("out"));
+  const auto long_grid =
+      run(std::string(BOREAL_BIN) + " bench --time-limit 5 --out " + dir.file("out"));
   EXPECT_EQ(long_grid.status, 2);
   // 270 runs of 1 + 3 + 0.7 s, and 7 strategies x 3 rates x 3 repeats of 2 + 0.3 s.
   EXPECT_EQ(long_grid.text,
             "bench: this grid is 333 runs, about 23m34s, over --time-limit 5m00s; drop media, wait "
             "modes or rates, lower --repeats, --duration or --warmup, or raise --time-limit\n");
-  const auto bad_loops = run(std::string(BOREAL_BIN) + " bench --loops epoll,none --loop-rates 10%,x");
+  const auto bad_loops =
+      run(std::string(BOREAL_BIN) + " bench --loops epoll,none --loop-rates 10%,x");
   EXPECT_EQ(bad_loops.status, 2);
-  EXPECT_EQ(bad_loops.text,
-            "bench: --loop-rates: 'x' is not a rate (expected idle, max, a percentage of the maximum "
-            "such as 10%, or tuples/s such as 100000 or 100k)\n"
-            "bench: --loops: unknown event-loop strategy 'epoll' (valid: epoll-rearm, epoll-lazy, "
-            "epoll-et, uring-batched, recycled, thread-per-link, sigio, or none)\n"
-            "bench: --loops: unknown event-loop strategy 'none' (valid: epoll-rearm, epoll-lazy, "
-            "epoll-et, uring-batched, recycled, thread-per-link, sigio, or none)\n"
-            "bench: --loop-rates: '10%': the event-loop study takes tuples/s or max, not idle or "
-            "percentages\n");
+  EXPECT_EQ(
+      bad_loops.text,
+      "bench: --loop-rates: 'x' is not a rate (expected idle, max, a percentage of the maximum "
+      "such as 10%, or tuples/s such as 100000 or 100k)\n"
+      "bench: --loops: unknown event-loop strategy 'epoll' (valid: epoll-rearm, epoll-lazy, "
+      "epoll-et, uring-batched, recycled, thread-per-link, sigio, or none)\n"
+      "bench: --loops: unknown event-loop strategy 'none' (valid: epoll-rearm, epoll-lazy, "
+      "epoll-et, uring-batched, recycled, thread-per-link, sigio, or none)\n"
+      "bench: --loop-rates: '10%': the event-loop study takes tuples/s or max, not idle or "
+      "percentages\n");
 }
 
 TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
@@ -545,20 +571,24 @@ TEST(BenchCommand, ASmallSweepWritesEveryPointAndTheFractionOfTheMaximum) {
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
     std::size_t end = 0;
-    for (int cells = 0; cells < 6 && end != std::string::npos; ++cells) end = line.find(',', end + 1);
+    for (int cells = 0; cells < 6 && end != std::string::npos; ++cells)
+      end = line.find(',', end + 1);
     rows.push_back(line.substr(0, end));
   }
-  EXPECT_EQ(rows, (std::vector<std::string>{"medium,provider,wait,tuple_bytes,batch_bytes,rate_label",
-                                            "tcp,,block,64,32768,idle", "tcp,,sleep,64,32768,idle",
-                                            "tcp,,block,64,32768,50%", "tcp,,sleep,64,32768,50%",
-                                            "tcp,,block,64,32768,max", "tcp,,sleep,64,32768,max"}));
+  EXPECT_EQ(rows,
+            (std::vector<std::string>{"medium,provider,wait,tuple_bytes,batch_bytes,rate_label",
+                                      "tcp,,block,64,32768,idle", "tcp,,sleep,64,32768,idle",
+                                      "tcp,,block,64,32768,50%", "tcp,,sleep,64,32768,50%",
+                                      "tcp,,block,64,32768,max", "tcp,,sleep,64,32768,max"}));
   EXPECT_EQ(test::read_file(out_dir + "/summary.txt").find("boreal bench: host="), 0U);
   std::istringstream loops(test::read_file(out_dir + "/event_loops.csv"));
   std::vector<std::string> loop_rows;
   for (std::string line; std::getline(loops, line);) {
-    if (!line.empty() && line[0] != '#') loop_rows.push_back(line.substr(0, line.find(",", line.find(",") + 1)));
+    if (!line.empty() && line[0] != '#')
+      loop_rows.push_back(line.substr(0, line.find(",", line.find(",") + 1)));
   }
-  EXPECT_EQ(loop_rows, (std::vector<std::string>{"strategy,rate_label", "epoll-et,20000", "sigio,20000"}));
+  EXPECT_EQ(loop_rows,
+            (std::vector<std::string>{"strategy,rate_label", "epoll-et,20000", "sigio,20000"}));
 }
 
 // --network: any network file, measured per source event; the rates are events/s and the
@@ -570,7 +600,8 @@ TEST(BenchCommand, ANetworkSweepCountsSourceEvents) {
   const auto refused = run(std::string(BOREAL_BIN) + " bench --network " + q2 +
                            " --tuple-bytes 64 --out " + out_dir);
   EXPECT_EQ(refused.status, 2);
-  EXPECT_EQ(refused.text, "bench: --tuple-bytes: a --network file's sources make their own tuples\n");
+  EXPECT_EQ(refused.text,
+            "bench: --tuple-bytes: a --network file's sources make their own tuples\n");
   std::filesystem::remove("nexmark_q2.csv");  // the file's sink output, in the working directory
   const auto out = run(std::string(BOREAL_BIN) + " bench --network " + q2 +
                        " --media tcp --waits block --rates 20%,max --repeats 1 --duration 0.4 "
@@ -666,8 +697,9 @@ TEST(BenchSoak, ParsesDurations) {
 
 TEST(BenchSoak, BadFlagsAreNamedAndNothingRuns) {
   TempDir dir;
-  const auto out = run(std::string(BOREAL_BIN) +
-                       " bench --soak 5min --media tcp,fabric-msg --rates 10%,20% --out " + dir.file("out"));
+  const auto out =
+      run(std::string(BOREAL_BIN) +
+          " bench --soak 5min --media tcp,fabric-msg --rates 10%,20% --out " + dir.file("out"));
   EXPECT_EQ(out.status, 2);
   EXPECT_EQ(out.text,
             "bench: --soak: '5min' is not a duration (expected whole seconds such as 600, or 30s, "
@@ -675,7 +707,8 @@ TEST(BenchSoak, BadFlagsAreNamedAndNothingRuns) {
             "bench: --rates: a soak runs at one rate, got 2\n"
             "bench: --media: a soak takes one value, got 2\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
-  const auto at_max = run(std::string(BOREAL_BIN) + " bench --soak 30s --rates max --out " + dir.file("out"));
+  const auto at_max =
+      run(std::string(BOREAL_BIN) + " bench --soak 30s --rates max --out " + dir.file("out"));
   EXPECT_EQ(at_max.status, 2);
   EXPECT_EQ(at_max.text,
             "bench: --rates: a soak runs below the maximum: give N% of it or tuples/s, not max\n");
@@ -734,8 +767,10 @@ TEST(BenchSoak, P99IsTakenFromTheBucketDeltas) {
 std::vector<SoakRow> soak_rows(int seconds, double rss_growth_kb_per_s, double lost_at_end) {
   std::vector<SoakRow> rows;
   for (int t = 1; t <= seconds; ++t) {
-    rows.push_back({t, "src", 10240 + rss_growth_kb_per_s * t, 2, 4, 64, 0, 1e6, 0, 0, 0, 0, false});
-    rows.push_back({t, "dst", 20480, 0, 0, 0, 0, 1e6, t == seconds ? lost_at_end : 0, 0, 0, 150, true});
+    rows.push_back(
+        {t, "src", 10240 + rss_growth_kb_per_s * t, 2, 4, 64, 0, 1e6, 0, 0, 0, 0, false});
+    rows.push_back(
+        {t, "dst", 20480, 0, 0, 0, 0, 1e6, t == seconds ? lost_at_end : 0, 0, 0, 150, true});
   }
   return rows;
 }
@@ -779,8 +814,9 @@ TEST(BenchSoak, FlatMeansSteadyRssAndOccupancyAndNoLoss) {
   }
   const auto fell_behind = flatness(behind);
   ASSERT_FALSE(fell_behind.flat);
-  EXPECT_EQ(fell_behind.reasons.at(0),
-            "dst: p99 of 17179869 us at the end (a second or more: the nodes fell behind the load)");
+  EXPECT_EQ(
+      fell_behind.reasons.at(0),
+      "dst: p99 of 17179869 us at the end (a second or more: the nodes fell behind the load)");
   const std::string summary = soak_summary(soak_rows(30, 0, 0), flat, 2e6, 1.6e6);
   EXPECT_NE(summary.find("verdict: flat"), std::string::npos) << summary;
 }

@@ -75,19 +75,30 @@ std::string big_network(std::uint32_t tuple_bytes, const std::string& in, const 
   const std::string text = "str" + std::to_string(tuple_bytes - 8);
   return "name: big\n"
          "schemas:\n"
-         "  big: [{seq: i64}, {ts: timestamp}, {key: i64}, {blob: " + blob + "}]\n"
-         "  line: [{seq: i64}, {text: " + text + "}]\n"
+         "  big: [{seq: i64}, {ts: timestamp}, {key: i64}, {blob: " +
+         blob +
+         "}]\n"
+         "  line: [{seq: i64}, {text: " +
+         text +
+         "}]\n"
          "nodes:\n"
          "  - {name: src, address: \"tcp://127.0.0.1:7301\"}\n"
          "  - {name: dst, address: \"tcp://127.0.0.1:7302\"}\n"
-         "transport: {medium: tcp, wait: block, batch_bytes: " + std::to_string(kBatchBytes) + "}\n"
+         "transport: {medium: tcp, wait: block, batch_bytes: " +
+         std::to_string(kBatchBytes) +
+         "}\n"
          "boxes:\n"
-         "  - {name: gen, type: source, node: src, out: bigs, schema: big, params: {rate: max, tuples: " +
-         std::to_string(kGenerated) + ", seed: 5}}\n"
-         "  - {name: file, type: source, node: src, out: lines, schema: line, params: {kind: csv, path: \"" +
-         in + "\"}}\n"
+         "  - {name: gen, type: source, node: src, out: bigs, schema: big, params: {rate: max, "
+         "tuples: " +
+         std::to_string(kGenerated) +
+         ", seed: 5}}\n"
+         "  - {name: file, type: source, node: src, out: lines, schema: line, params: {kind: csv, "
+         "path: \"" +
+         in +
+         "\"}}\n"
          "  - {name: check, type: sink, node: dst, in: bigs, schema: big, params: {kind: check}}\n"
-         "  - {name: copy, type: sink, node: dst, in: lines, schema: line, params: {kind: check, output: \"" +
+         "  - {name: copy, type: sink, node: dst, in: lines, schema: line, params: {kind: check, "
+         "output: \"" +
          out + "\"}}\n";
 }
 
@@ -160,13 +171,18 @@ INSTANTIATE_TEST_SUITE_P(
 std::string one_stream(const std::string& schema, const std::string& transport = "{}") {
   return "name: limits\n"
          "schemas:\n"
-         "  big: " + schema + "\n"
+         "  big: " +
+         schema +
+         "\n"
          "nodes:\n"
          "  - {name: a, address: \"tcp://127.0.0.1:7311\"}\n"
          "  - {name: b, address: \"tcp://127.0.0.1:7312\"}\n"
-         "transport: " + transport + "\n"
+         "transport: " +
+         transport +
+         "\n"
          "boxes:\n"
-         "  - {name: gen, type: source, node: a, out: bigs, schema: big, params: {rate: max, tuples: 1000}}\n"
+         "  - {name: gen, type: source, node: a, out: bigs, schema: big, params: {rate: max, "
+         "tuples: 1000}}\n"
          "  - {name: check, type: sink, node: b, in: bigs, schema: big, params: {kind: check}}\n";
 }
 
@@ -245,7 +261,8 @@ TEST(BigTupleLimits, TheTupleBytesFlagReachesTheLimitAndNoFurther) {
   EXPECT_EQ(beyond.err, "--tuple-bytes: must be at most 65496 (the largest tuple, one frame's "
                         "payload on every medium), got 65504\n");
   // Beyond the default frame, the flag's error names the flag that fixes it.
-  const auto plain = dir.file("plain.yaml", one_stream("[{seq: i64}, {ts: timestamp}, {pad: str8}]"));
+  const auto plain =
+      dir.file("plain.yaml", one_stream("[{seq: i64}, {ts: timestamp}, {pad: str8}]"));
   const Command unframed = check(dir, plain, " --tuple-bytes 40000");
   EXPECT_EQ(unframed.status, 2);
   EXPECT_EQ(unframed.err, "--tuple-bytes: batch_bytes 32768 cannot hold one tuple of stream "
@@ -257,10 +274,12 @@ TEST(BigTupleLimits, TheTupleBytesFlagReachesTheLimitAndNoFurther) {
 // `boreal launch --tuple-bytes 8192`, refused while strings stopped at 4096 bytes, runs.
 TEST(BigTupleLimits, LaunchWithEightKiBTuples) {
   TempDir dir;
-  const auto file = dir.file("launch.yaml", one_stream("[{seq: i64}, {ts: timestamp}, {pad: str8}]"));
+  const auto file =
+      dir.file("launch.yaml", one_stream("[{seq: i64}, {ts: timestamp}, {pad: str8}]"));
   const auto lines_path = dir.file("run.jsonl");
-  const auto ran = run(std::string(BOREAL_BIN) + " launch " + file +
-                       " --timeout 60 --free-ports --quiet --tuple-bytes 8192 --json " + lines_path);
+  const auto ran =
+      run(std::string(BOREAL_BIN) + " launch " + file +
+          " --timeout 60 --free-ports --quiet --tuple-bytes 8192 --json " + lines_path);
   ASSERT_EQ(ran.status, 0) << ran.text;
   const auto lines = read_json_lines(lines_path);
   ASSERT_FALSE(lines.empty());

@@ -559,8 +559,9 @@ TEST(BoxTypes, AggregateOfAnExpression) {
                                     "    as: mid"},
                                    {&kTrades});
   EXPECT_EQ(planned.messages, Messages{});
-  EXPECT_EQ(outputs_of(planned),
-            (std::vector<std::string>{"window_start:i64,window_end:i64,discounted:f64,m:f64,mid:i64"}));
+  EXPECT_EQ(
+      outputs_of(planned),
+      (std::vector<std::string>{"window_start:i64,window_end:i64,discounted:f64,m:f64,mid:i64"}));
   const std::unique_ptr<ops::Box> box = make_box(planned);
   ASSERT_NE(box, nullptr);
   ops::CollectingConsumer out;

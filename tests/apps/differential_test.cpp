@@ -85,15 +85,18 @@ std::string source_box(const std::string& node, std::uint64_t seed) {
 // without boxes would be an error) and the transport defaults. Addresses do not matter:
 // every launch moves the nodes to free ports.
 std::string network_head(const std::string& name, const Placement& placement, const Variant& v) {
-  std::string text = "name: " + name + "\n"
-                     "schemas:\n"
-                     "  trade: [{seq: i64}, {ts: timestamp}, {key: i64}, {price: f64}, {pad: str16}]\n"
-                     "nodes:\n";
+  std::string text =
+      "name: " + name +
+      "\n"
+      "schemas:\n"
+      "  trade: [{seq: i64}, {ts: timestamp}, {key: i64}, {price: f64}, {pad: str16}]\n"
+      "nodes:\n";
   std::set<std::string> seen;
   int port = 7401;
   for (const std::string& node : placement) {
     if (seen.insert(node).second) {
-      text += "  - {name: " + node + ", address: \"tcp://127.0.0.1:" + std::to_string(port) + "\"}\n";
+      text +=
+          "  - {name: " + node + ", address: \"tcp://127.0.0.1:" + std::to_string(port) + "\"}\n";
       port += 2;
     }
   }
@@ -265,7 +268,8 @@ EmbeddedRun run_embedded(const std::string& yaml, std::size_t batch_rows, const 
   for (const rt::BoxSpec& box : spec.boxes) {
     if (box.type != "sink") continue;
     const rt::StreamSpec& in = *spec.find_stream(box.inputs.at(0));
-    path_of[box.name] = dir.file("embedded-" + std::to_string(batch_rows) + "-" + box.name + ".csv");
+    path_of[box.name] =
+        dir.file("embedded-" + std::to_string(batch_rows) + "-" + box.name + ".csv");
     auto writer = ops::CsvWriter::make({.path = path_of[box.name]}, *in.tuple_schema);
     if (!writer) {
       run.error = "sink '" + box.name + "': " + writer.error().describe();
@@ -282,9 +286,12 @@ EmbeddedRun run_embedded(const std::string& yaml, std::size_t batch_rows, const 
   for (const rt::StreamSpec& stream : spec.streams) {
     const rt::BoxSpec& producer = *spec.find_box(stream.producer);
     const auto out_port = static_cast<std::size_t>(
-        std::find(producer.outputs.begin(), producer.outputs.end(), stream.name) - producer.outputs.begin());
-    const rt::BoxSpec* only = stream.consumers.size() == 1 ? spec.find_box(stream.consumers[0]) : nullptr;
-    if (producer.type != "source" && only != nullptr && only->type != "sink" && only->inputs.size() == 1) {
+        std::find(producer.outputs.begin(), producer.outputs.end(), stream.name) -
+        producer.outputs.begin());
+    const rt::BoxSpec* only =
+        stream.consumers.size() == 1 ? spec.find_box(stream.consumers[0]) : nullptr;
+    if (producer.type != "source" && only != nullptr && only->type != "sink" &&
+        only->inputs.size() == 1) {
       if (auto ok = graph.connect(ids.at(producer.name), out_port, ids.at(only->name), 0); !ok) {
         run.error = "stream '" + stream.name + "': " + ok.error().describe();
         return run;
@@ -319,8 +326,9 @@ EmbeddedRun run_embedded(const std::string& yaml, std::size_t batch_rows, const 
     params.rate = box.source->rate;
     auto generator = ops::Generator::make(params);
     if (!generator || !params.start_ns || !params.limit) {
-      run.error = "source '" + box.name + "': " +
-                  (generator ? std::string("needs start_ns and tuples") : generator.error().describe());
+      run.error =
+          "source '" + box.name + "': " +
+          (generator ? std::string("needs start_ns and tuples") : generator.error().describe());
       return run;
     }
     ops::OwnedBatch batch(schema, batch_rows);
@@ -353,7 +361,8 @@ struct LaunchRun {
   std::map<std::string, std::string> csv;  // sink name -> the file it wrote
 };
 
-LaunchRun launch(const std::string& yaml, const std::vector<std::string>& sinks, const TempDir& dir) {
+LaunchRun launch(const std::string& yaml, const std::vector<std::string>& sinks,
+                 const TempDir& dir) {
   LaunchRun launched;
   const std::string spec = dir.file("net.yaml", yaml);
   launched.command = std::string(BOREAL_BIN) + " launch " + spec +
@@ -378,7 +387,8 @@ std::string first_difference(const std::string& expected, const std::string& act
   std::size_t i = 0;
   while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
   std::ostringstream out;
-  out << "files of " << a.size() << " and " << b.size() << " lines first differ at line " << i + 1 << ":\n";
+  out << "files of " << a.size() << " and " << b.size() << " lines first differ at line " << i + 1
+      << ":\n";
   for (std::size_t k = i == 0 ? 0 : i - 1; k <= i + 1; ++k) {
     out << "  line " << k + 1 << "\n    embedded: " << (k < a.size() ? a[k] : "<none>")
         << "\n    launched: " << (k < b.size() ? b[k] : "<none>") << "\n";
@@ -424,7 +434,8 @@ EmbeddedRun embedded_reference(const Shape& shape, std::uint64_t seed, std::size
   EmbeddedRun run = run_embedded(yaml, batch_rows, dir);
   EXPECT_EQ(run.error, "") << shape.name << ", seed " << seed << ", batch rows " << batch_rows;
   for (const std::string& sink : *shape.sinks) {
-    EXPECT_GE(run.rows[sink], shape.min_rows) << shape.name << " sink " << sink << ", seed " << seed;
+    EXPECT_GE(run.rows[sink], shape.min_rows)
+        << shape.name << " sink " << sink << ", seed " << seed;
     // The header and one line per row.
     EXPECT_EQ(lines_of(run.csv[sink]).size(), run.rows[sink] + 1) << sink << ", seed " << seed;
   }
@@ -443,7 +454,8 @@ TEST_P(Embedded, BatchRowsDoNotChangeTheOutput) {
   for (const std::string& sink : *shape->sinks) {
     EXPECT_EQ(small.rows.at(sink), large.rows.at(sink)) << sink << ", seed " << seed;
     EXPECT_TRUE(small.csv.at(sink) == large.csv.at(sink))
-        << sink << ", seed " << seed << ": " << first_difference(large.csv.at(sink), small.csv.at(sink));
+        << sink << ", seed " << seed << ": "
+        << first_difference(large.csv.at(sink), small.csv.at(sink));
   }
 }
 
@@ -462,15 +474,19 @@ TEST_P(Launched, SinkFilesEqualTheEmbeddedRun) {
   ASSERT_EQ(reference.error, "");
 
   for (const std::uint32_t batch_bytes : {4096u, 32768u}) {
-    const Variant variant{.seed = seed, .medium = one_node ? "tcp" : medium, .batch_bytes = batch_bytes};
-    const std::string what = std::string(shape->name) + ", " + (one_node ? "one node, " : "three nodes, ") +
-                             describe(variant);
+    const Variant variant{
+        .seed = seed, .medium = one_node ? "tcp" : medium, .batch_bytes = batch_bytes};
+    const std::string what = std::string(shape->name) + ", " +
+                             (one_node ? "one node, " : "three nodes, ") + describe(variant);
     SCOPED_TRACE(what);
     TempDir dir;
     const std::string dir_path = std::filesystem::path(dir.file("x")).parent_path().string();
-    const std::string yaml = shape->yaml(one_node ? *shape->one_node : *shape->three_nodes, variant, dir_path);
+    const std::string yaml =
+        shape->yaml(one_node ? *shape->one_node : *shape->three_nodes, variant, dir_path);
     const LaunchRun run = launch(yaml, *shape->sinks, dir);
-    ASSERT_EQ(run.out.status, 0) << what << "\n$ " << run.command << "\n" << run.out.text << "\n" << yaml;
+    ASSERT_EQ(run.out.status, 0) << what << "\n$ " << run.command << "\n"
+                                 << run.out.text << "\n"
+                                 << yaml;
     const auto lines = read_json_lines(dir.file("run.jsonl"));
     ASSERT_FALSE(lines.empty()) << what;
     const nlohmann::json& summary = lines.back();
@@ -490,8 +506,10 @@ TEST_P(Launched, SinkFilesEqualTheEmbeddedRun) {
       } else {
         const std::string want = sorted_lines(expected);
         const std::string got = sorted_lines(actual);
-        EXPECT_TRUE(got == want) << what << ", sink " << sink << " (sorted lines): "
-                                 << first_difference(want, got) << "$ " << run.command << "\n" << yaml;
+        EXPECT_TRUE(got == want) << what << ", sink " << sink
+                                 << " (sorted lines): " << first_difference(want, got) << "$ "
+                                 << run.command << "\n"
+                                 << yaml;
       }
     }
   }
@@ -500,27 +518,33 @@ TEST_P(Launched, SinkFilesEqualTheEmbeddedRun) {
 std::string launch_name(const testing::TestParamInfo<LaunchParam>& info) {
   std::string medium = std::get<2>(info.param);
   std::replace(medium.begin(), medium.end(), '-', '_');
-  return std::string(std::get<0>(info.param)->name) + "_seed" + std::to_string(std::get<1>(info.param)) +
-         "_" + medium;
+  return std::string(std::get<0>(info.param)->name) + "_seed" +
+         std::to_string(std::get<1>(info.param)) + "_" + medium;
 }
 
-std::string embedded_name(const testing::TestParamInfo<std::tuple<const Shape*, std::uint64_t>>& info) {
-  return std::string(std::get<0>(info.param)->name) + "_seed" + std::to_string(std::get<1>(info.param));
+std::string embedded_name(
+    const testing::TestParamInfo<std::tuple<const Shape*, std::uint64_t>>& info) {
+  return std::string(std::get<0>(info.param)->name) + "_seed" +
+         std::to_string(std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(Pipeline, Embedded,
-                         testing::Combine(testing::Values(&kPipeline), testing::Values(7u, 1234u, 99991u)),
+                         testing::Combine(testing::Values(&kPipeline),
+                                          testing::Values(7u, 1234u, 99991u)),
                          embedded_name);
 INSTANTIATE_TEST_SUITE_P(Union, Embedded,
-                         testing::Combine(testing::Values(&kUnion), testing::Values(7u, 1234u)), embedded_name);
+                         testing::Combine(testing::Values(&kUnion), testing::Values(7u, 1234u)),
+                         embedded_name);
 
-INSTANTIATE_TEST_SUITE_P(Pipeline, Launched,
-                         testing::Combine(testing::Values(&kPipeline), testing::Values(7u, 1234u, 99991u),
-                                          testing::Values("one-node", "tcp", "fabric-msg", "fabric-rma")),
-                         launch_name);
+INSTANTIATE_TEST_SUITE_P(
+    Pipeline, Launched,
+    testing::Combine(testing::Values(&kPipeline), testing::Values(7u, 1234u, 99991u),
+                     testing::Values("one-node", "tcp", "fabric-msg", "fabric-rma")),
+    launch_name);
 INSTANTIATE_TEST_SUITE_P(Union, Launched,
                          testing::Combine(testing::Values(&kUnion), testing::Values(7u, 1234u),
-                                          testing::Values("one-node", "tcp", "fabric-msg", "fabric-rma")),
+                                          testing::Values("one-node", "tcp", "fabric-msg",
+                                                          "fabric-rma")),
                          launch_name);
 
 }  // namespace

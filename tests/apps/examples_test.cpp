@@ -21,7 +21,9 @@ using nlohmann::json;
 using namespace boreal::test;
 using boreal::runtime::load_network;
 
-std::string example(const std::string& name) { return std::string(BOREAL_EXAMPLES_DIR) + "/" + name; }
+std::string example(const std::string& name) {
+  return std::string(BOREAL_EXAMPLES_DIR) + "/" + name;
+}
 
 // Launches an example from `dir` (its sinks write their CSV files there).
 Output launch_in(const TempDir& dir, const std::string& file, const std::string& json_path) {
@@ -86,7 +88,8 @@ TEST(Examples, PipelineFiltersAggregatesAndWritesItsCsv) {
   // Two media: trades over tcp, the aggregates over fabric-msg.
   std::vector<std::string> media;
   for (const json& link : (*summary)["links"]) {
-    if (link["direction"] == "send") media.push_back(link["stream"].get<std::string>() + ":" + link["medium"].get<std::string>());
+    if (link["direction"] == "send")
+      media.push_back(link["stream"].get<std::string>() + ":" + link["medium"].get<std::string>());
   }
   EXPECT_EQ(media, (std::vector<std::string>{"trades:tcp", "stats:fabric-msg"}));
 
@@ -123,11 +126,13 @@ TEST(Examples, FanOutInSplitsAggregatesMergesSortsAndChecks) {
   ASSERT_TRUE(audit && route && sum0 && sum1 && both && sorted);
   EXPECT_EQ((*audit)["tuples_in"], 300000);
   EXPECT_EQ((*route)["tuples_out"], 300000);
-  EXPECT_EQ((*sum0)["tuples_in"].get<std::uint64_t>() + (*sum1)["tuples_in"].get<std::uint64_t>(), 300000u);
+  EXPECT_EQ((*sum0)["tuples_in"].get<std::uint64_t>() + (*sum1)["tuples_in"].get<std::uint64_t>(),
+            300000u);
   EXPECT_GT((*sum0)["tuples_in"].get<std::uint64_t>(), 0u);
   EXPECT_GT((*sum1)["tuples_in"].get<std::uint64_t>(), 0u);
-  EXPECT_EQ((*both)["tuples_in"].get<std::uint64_t>(),
-            (*sum0)["tuples_out"].get<std::uint64_t>() + (*sum1)["tuples_out"].get<std::uint64_t>());
+  EXPECT_EQ(
+      (*both)["tuples_in"].get<std::uint64_t>(),
+      (*sum0)["tuples_out"].get<std::uint64_t>() + (*sum1)["tuples_out"].get<std::uint64_t>());
   EXPECT_EQ((*sorted)["tuples_in"], (*both)["tuples_out"]);
 
   const auto csv = lines_of(read_file(dir.file("fan_out_in_sums.csv")));

@@ -95,9 +95,9 @@ inline RawReply raw_exchange(std::uint16_t port, const std::string& bytes,
     net::async_write(stream, net::buffer(bytes), [&](beast::error_code wec, std::size_t) {
       // A server that closes early may reset the rest of a large write; read what it said.
       (void)wec;
-      net::async_read(stream, net::dynamic_buffer(incoming), [&](beast::error_code rec, std::size_t) {
-        reply.closed = rec != beast::error::timeout;
-      });
+      net::async_read(
+          stream, net::dynamic_buffer(incoming),
+          [&](beast::error_code rec, std::size_t) { reply.closed = rec != beast::error::timeout; });
     });
   });
   ioc.run();

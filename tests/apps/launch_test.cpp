@@ -41,22 +41,33 @@ std::string two_nodes(const std::string& source_params, const std::string& sink_
          "schemas:\n"
          "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
          "nodes:\n"
-         "  - {name: src, address: \"" + src + "\"}\n"
-         "  - {name: dst, address: \"" + dst + "\"}\n"
-         "transport: " + transport + "\n"
+         "  - {name: src, address: \"" +
+         src +
+         "\"}\n"
+         "  - {name: dst, address: \"" +
+         dst +
+         "\"}\n"
+         "transport: " +
+         transport +
+         "\n"
          "boxes:\n"
-         "  - {name: gen, type: source, node: src, out: ticks, schema: tick, params: " + source_params + "}\n"
-         "  - {name: check, type: sink, node: dst, in: ticks, schema: tick, params: " + sink_params + "}\n";
+         "  - {name: gen, type: source, node: src, out: ticks, schema: tick, params: " +
+         source_params +
+         "}\n"
+         "  - {name: check, type: sink, node: dst, in: ticks, schema: tick, params: " +
+         sink_params + "}\n";
 }
 
 class EveryWaitMode : public testing::TestWithParam<const char*> {};
 
 TEST_P(EveryWaitMode, AllTuplesArriveOnceInOrderWithTheSendersChecksum) {
   TempDir dir;
-  const auto spec = dir.file("net.yaml", two_nodes("{rate: 200000, tuples: 100000, seed: 7}", "{kind: check}"));
+  const auto spec =
+      dir.file("net.yaml", two_nodes("{rate: 200000, tuples: 100000, seed: 7}", "{kind: check}"));
   const auto lines_path = dir.file("run.jsonl");
-  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --free-ports --quiet --wait " +
-                       GetParam() + " --json " + lines_path);
+  const auto out =
+      run(std::string(BOREAL_BIN) + " launch " + spec +
+          " --timeout 60 --free-ports --quiet --wait " + GetParam() + " --json " + lines_path);
   ASSERT_EQ(out.status, 0) << out.text;
 
   const auto lines = read_json_lines(lines_path);
@@ -120,7 +131,9 @@ TEST_P(EveryWaitMode, AllTuplesArriveOnceInOrderWithTheSendersChecksum) {
 
 INSTANTIATE_TEST_SUITE_P(Loopback, EveryWaitMode,
                          testing::Values("busy", "block", "sleep", "backoff", "adaptive"),
-                         [](const testing::TestParamInfo<const char*>& mode) { return std::string(mode.param); });
+                         [](const testing::TestParamInfo<const char*>& mode) {
+                           return std::string(mode.param);
+                         });
 
 // runtime/flush_hold.hpp: without flush_us the sender's hold is the budget less the
 // receiver's reported pickup, its own lateness and the margin (never under the half it
@@ -233,7 +246,8 @@ std::vector<std::byte> hello_frame(std::uint16_t version, std::uint32_t stream_i
   header.stream_id = stream_id;
   header.payload_bytes = kHelloPayloadBytes;
   std::vector<std::byte> frame(kFrameHeaderBytes + kHelloPayloadBytes);
-  encode_header(header, body, std::span<std::byte, kFrameHeaderBytes>(frame.data(), kFrameHeaderBytes));
+  encode_header(header, body,
+                std::span<std::byte, kFrameHeaderBytes>(frame.data(), kFrameHeaderBytes));
   std::copy(body.begin(), body.end(), frame.begin() + kFrameHeaderBytes);
   return frame;
 }
@@ -247,12 +261,18 @@ TEST(BadInput, NodeRefusesBadConnectionsAndKeepsServingItsLinks) {
       "schemas:\n"
       "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
       "nodes:\n"
-      "  - {name: src, address: \"tcp://127.0.0.1:" + std::to_string(src_port) + "\"}\n"
-      "  - {name: dst, address: \"tcp://127.0.0.1:" + std::to_string(dst_port) + "\"}\n"
+      "  - {name: src, address: \"tcp://127.0.0.1:" +
+      std::to_string(src_port) +
+      "\"}\n"
+      "  - {name: dst, address: \"tcp://127.0.0.1:" +
+      std::to_string(dst_port) +
+      "\"}\n"
       "transport: {medium: tcp, wait: block}\n"
       "boxes:\n"
-      "  - {name: a, type: source, node: src, out: one, schema: tick, params: {rate: 20000, tuples: 30000}}\n"
-      "  - {name: b, type: source, node: src, out: two, schema: tick, params: {rate: 20000, tuples: 30000}}\n"
+      "  - {name: a, type: source, node: src, out: one, schema: tick, params: {rate: 20000, "
+      "tuples: 30000}}\n"
+      "  - {name: b, type: source, node: src, out: two, schema: tick, params: {rate: 20000, "
+      "tuples: 30000}}\n"
       "  - {name: sa, type: sink, node: dst, in: one, schema: tick}\n"
       "  - {name: sb, type: sink, node: dst, in: two, schema: tick}\n";
   const auto spec = dir.file("net.yaml", text);
@@ -260,7 +280,8 @@ TEST(BadInput, NodeRefusesBadConnectionsAndKeepsServingItsLinks) {
 
   Output out;
   std::thread launcher([&] {
-    out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --quiet --json " + lines_path);
+    out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --quiet --json " +
+              lines_path);
   });
   std::vector<std::byte> garbage(64, std::byte{0x5A});
   auto truncated = hello_frame(boreal::transport::kFrameVersion, 1);
@@ -299,10 +320,12 @@ TEST(OneNode, AStreamInsideANodeIsADirectCall) {
                              "nodes:\n"
                              "  - {name: solo, address: \"tcp://127.0.0.1:7301\"}\n"
                              "boxes:\n"
-                             "  - {name: gen, type: source, node: solo, out: s, schema: tick, params: {rate: max, tuples: 250000}}\n"
+                             "  - {name: gen, type: source, node: solo, out: s, schema: tick, "
+                             "params: {rate: max, tuples: 250000}}\n"
                              "  - {name: sink, type: sink, node: solo, in: s, schema: tick}\n");
   const auto lines_path = dir.file("run.jsonl");
-  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --quiet --wait block --json " + lines_path);
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
+                       " --timeout 60 --quiet --wait block --json " + lines_path);
   ASSERT_EQ(out.status, 0) << out.text;
   const auto lines = read_json_lines(lines_path);
   const json& summary = lines.back();
@@ -314,11 +337,13 @@ TEST(OneNode, AStreamInsideANodeIsADirectCall) {
   EXPECT_EQ(summary["out_of_order"], 0);
 
   const auto cross = dir.file("cross.yaml", two_nodes("{rate: 1000, tuples: 10}", "{kind: check}"));
-  const auto refused = run(std::string(BOREAL_BIN) + " run " + cross + " --node dst --medium inproc");
+  const auto refused =
+      run(std::string(BOREAL_BIN) + " run " + cross + " --node dst --medium inproc");
   EXPECT_EQ(refused.status, 2);
-  EXPECT_NE(refused.text.find("over 'inproc', which stays inside one process; use tcp, fabric-msg or "
-                             "fabric-rma"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.text.find("over 'inproc', which stays inside one process; use tcp, fabric-msg or "
+                        "fabric-rma"),
+      std::string::npos)
       << refused.text;
 }
 
@@ -333,7 +358,8 @@ TEST(Timeout, ALaunchThatRunsTooLongStopsItsNodesAndSaysSo) {
   const auto took = std::chrono::steady_clock::now() - started;
   EXPECT_EQ(out.status, 1) << out.text;
   EXPECT_LT(took, std::chrono::seconds(30));
-  EXPECT_NE(out.text.find("node 'src' did not finish within 1500 ms and was stopped"), std::string::npos)
+  EXPECT_NE(out.text.find("node 'src' did not finish within 1500 ms and was stopped"),
+            std::string::npos)
       << out.text;
   // Stopped nodes still report what they did.
   const auto lines = read_json_lines(lines_path);

@@ -65,7 +65,8 @@ TEST(MachineShare, LeavesOutEveryUserProcessOutsideTheRun) {
   with_init.processes.push_back(process(1, 0, "systemd", 40ms));
   const NodeReport orphan_src = node("src", 101, 1, "vm");
   const NodeReport orphan_dst = node("dst", 102, 1, "vm");
-  EXPECT_NEAR(machine_share(with_init, {&orphan_src, &orphan_dst}, "vm").other_s, 2.02 + 0.02 + 0.04, 1e-9);
+  EXPECT_NEAR(machine_share(with_init, {&orphan_src, &orphan_dst}, "vm").other_s,
+              2.02 + 0.02 + 0.04, 1e-9);
   // More other load than busy time (the two reads are not simultaneous): never negative.
   auto busy_low = m;
   busy_low.busy_cpu_s = 1.0;
@@ -85,10 +86,12 @@ TEST(MachineShare, SetsTheFiguresAndMarksOtherLoadContaminated) {
   EXPECT_NEAR(s.cores_machine_raw, 1.3, 1e-9);
   EXPECT_NEAR(s.other_cores, 1.01, 1e-9);
   EXPECT_TRUE(s.contaminated);
-  EXPECT_EQ(s.other_processes, (std::vector<std::string>{"burner (300) 1.00 cores", "sshd (400) 0.01 cores"}));
-  EXPECT_EQ(other_load_text(s),
-            "other processes used 1.01 cores (burner (300) 1.00 cores, sshd (400) 0.01 cores), left "
-            "out of the machine figures; with them: 13.000 CPU-us per tuple, 1.30 cores (contaminated)");
+  EXPECT_EQ(s.other_processes,
+            (std::vector<std::string>{"burner (300) 1.00 cores", "sshd (400) 0.01 cores"}));
+  EXPECT_EQ(
+      other_load_text(s),
+      "other processes used 1.01 cores (burner (300) 1.00 cores, sshd (400) 0.01 cores), left "
+      "out of the machine figures; with them: 13.000 CPU-us per tuple, 1.30 cores (contaminated)");
   const auto json = to_json(s);
   EXPECT_NEAR(json["cpu_us_per_tuple"]["machine_raw"].get<double>(), 13.0, 1e-9);
   EXPECT_NEAR(json["cores_used"]["other"].get<double>(), 1.01, 1e-9);

@@ -81,12 +81,21 @@ std::string two_streams(const std::string& output, const std::string& transport,
          "nodes:\n"
          "  - {name: src, address: \"tcp://127.0.0.1:7101\"}\n"
          "  - {name: dst, address: \"tcp://127.0.0.1:7102\"}\n"
-         "transport: " + transport + "\n"
+         "transport: " +
+         transport +
+         "\n"
          "boxes:\n"
-         "  - {name: gen, type: source, node: src, out: ticks, schema: tick, params: " + ticks_params + "}\n"
-         "  - {name: rowgen, type: source, node: src, out: rows, schema: row, params: {rate: max, tuples: 20000, seed: 11, keys: 50}}\n"
-         "  - {name: check, type: sink, node: dst, in: ticks, schema: tick, params: {kind: check" + sink_extra + "}}\n"
-         "  - {name: out, type: sink, node: dst, in: rows, schema: row, params: {kind: check, output: \"" + output + "\"}}\n";
+         "  - {name: gen, type: source, node: src, out: ticks, schema: tick, params: " +
+         ticks_params +
+         "}\n"
+         "  - {name: rowgen, type: source, node: src, out: rows, schema: row, params: {rate: max, "
+         "tuples: 20000, seed: 11, keys: 50}}\n"
+         "  - {name: check, type: sink, node: dst, in: ticks, schema: tick, params: {kind: check" +
+         sink_extra +
+         "}}\n"
+         "  - {name: out, type: sink, node: dst, in: rows, schema: row, params: {kind: check, "
+         "output: \"" +
+         output + "\"}}\n";
 }
 
 // The `rows` stream's output as one process makes it over inproc: the reference.
@@ -99,8 +108,11 @@ std::string reference_rows(const TempDir& dir) {
       "nodes:\n"
       "  - {name: solo, address: \"tcp://127.0.0.1:7103\"}\n"
       "boxes:\n"
-      "  - {name: rowgen, type: source, node: solo, out: rows, schema: row, params: {rate: max, tuples: 20000, seed: 11, keys: 50}}\n"
-      "  - {name: out, type: sink, node: solo, in: rows, schema: row, params: {kind: check, output: \"" + output + "\"}}\n";
+      "  - {name: rowgen, type: source, node: solo, out: rows, schema: row, params: {rate: max, "
+      "tuples: 20000, seed: 11, keys: 50}}\n"
+      "  - {name: out, type: sink, node: solo, in: rows, schema: row, params: {kind: check, "
+      "output: \"" +
+      output + "\"}}\n";
   const auto spec = dir.file("reference.yaml", text);
   const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --quiet");
   EXPECT_EQ(out.status, 0) << out.text;
@@ -117,8 +129,8 @@ TEST_P(MediumAndWait, EveryTupleArrivesOnceInOrderAndTheOutputIsByteIdentical) {
   ASSERT_EQ(std::count(reference.begin(), reference.end(), '\n'), 20001);
 
   const auto output = dir.file("rows.csv");
-  const auto spec = dir.file(
-      "net.yaml", two_streams(output, "{medium: tcp, wait: block}", "{rate: 200000, tuples: 40000, seed: 7}"));
+  const auto spec = dir.file("net.yaml", two_streams(output, "{medium: tcp, wait: block}",
+                                                     "{rate: 200000, tuples: 40000, seed: 7}"));
   const auto lines_path = dir.file("run.jsonl");
   const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
                        " --timeout 60 --free-ports --quiet --wait " + wait + medium_flags(medium) +
@@ -172,7 +184,8 @@ TEST_P(MediumAndWait, EveryTupleArrivesOnceInOrderAndTheOutputIsByteIdentical) {
 INSTANTIATE_TEST_SUITE_P(Loopback, MediumAndWait,
                          testing::Combine(testing::ValuesIn(kMedia), testing::ValuesIn(kWaits)),
                          [](const auto& param_info) {
-                           return medium_name(std::get<0>(param_info.param)) + "_" + std::get<1>(param_info.param);
+                           return medium_name(std::get<0>(param_info.param)) + "_" +
+                                  std::get<1>(param_info.param);
                          });
 
 class EveryMedium : public testing::TestWithParam<Medium> {};
@@ -182,12 +195,14 @@ TEST_P(EveryMedium, ASlowSinkStallsTheSenderAndNothingIsLost) {
   if (const auto why = unavailable(medium); !why.empty()) GTEST_SKIP() << why;
   TempDir dir;
   // `ticks`: 10 tuples a frame, 8 frames of credit, a sink taking 1 ms a frame.
-  const auto spec = dir.file(
-      "net.yaml", two_streams(dir.file("rows.csv"), "{medium: tcp, wait: sleep, batch_bytes: 640, window: 8}",
-                              "{rate: max, tuples: 3000}", ", slow_us_per_frame: 1000"));
+  const auto spec =
+      dir.file("net.yaml", two_streams(dir.file("rows.csv"),
+                                       "{medium: tcp, wait: sleep, batch_bytes: 640, window: 8}",
+                                       "{rate: max, tuples: 3000}", ", slow_us_per_frame: 1000"));
   const auto lines_path = dir.file("run.jsonl");
-  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --free-ports --quiet" +
-                       medium_flags(medium) + " --json " + lines_path);
+  const auto out =
+      run(std::string(BOREAL_BIN) + " launch " + spec + " --timeout 60 --free-ports --quiet" +
+          medium_flags(medium) + " --json " + lines_path);
   ASSERT_EQ(out.status, 0) << out.text;
   const auto lines = read_json_lines(lines_path);
   const json& summary = lines.back();
@@ -233,7 +248,8 @@ TEST(MixedMedia, OneNodeReceivesOverTcpAndFabricAtOnce) {
     EXPECT_EQ(summary["checksum_ok"], true);
     const json* receiver = find_node(lines, "dst");
     ASSERT_NE(receiver, nullptr);
-    for (const auto& link : (*receiver)["links"]) EXPECT_EQ(link["state"], "finished") << link.dump();
+    for (const auto& link : (*receiver)["links"])
+      EXPECT_EQ(link["state"], "finished") << link.dump();
     EXPECT_TRUE(read_file(output) == reference) << "rows over fabric-rma differ from the reference";
   }
 }
@@ -269,19 +285,31 @@ TEST_P(PeerLoss, TheLinkOfADeadSenderFailsAndTheOtherLinkFinishes) {
   const Medium& medium = GetParam();
   if (const auto why = unavailable(medium); !why.empty()) GTEST_SKIP() << why;
   TempDir dir;
-  const auto port = [] { return std::to_string(boreal::runtime::free_tcp_port("127.0.0.1").value()); };
+  const auto port = [] {
+    return std::to_string(boreal::runtime::free_tcp_port("127.0.0.1").value());
+  };
   const std::string text =
       "name: loss\n"
       "schemas:\n"
       "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
       "nodes:\n"
-      "  - {name: doomed, address: \"tcp://127.0.0.1:" + port() + "\"}\n"
-      "  - {name: steady, address: \"tcp://127.0.0.1:" + port() + "\"}\n"
-      "  - {name: dst, address: \"fabric://" + medium.provider + "/127.0.0.1:" + port() + "\"}\n"
-      "transport: {medium: " + medium.medium + ", wait: block}\n"
+      "  - {name: doomed, address: \"tcp://127.0.0.1:" +
+      port() +
+      "\"}\n"
+      "  - {name: steady, address: \"tcp://127.0.0.1:" +
+      port() +
+      "\"}\n"
+      "  - {name: dst, address: \"fabric://" +
+      medium.provider + "/127.0.0.1:" + port() +
+      "\"}\n"
+      "transport: {medium: " +
+      medium.medium +
+      ", wait: block}\n"
       "boxes:\n"
-      "  - {name: a, type: source, node: doomed, out: one, schema: tick, params: {rate: 20000, tuples: 1000000}}\n"
-      "  - {name: b, type: source, node: steady, out: two, schema: tick, params: {rate: 20000, tuples: 60000}}\n"
+      "  - {name: a, type: source, node: doomed, out: one, schema: tick, params: {rate: 20000, "
+      "tuples: 1000000}}\n"
+      "  - {name: b, type: source, node: steady, out: two, schema: tick, params: {rate: 20000, "
+      "tuples: 60000}}\n"
       "  - {name: sa, type: sink, node: dst, in: one, schema: tick}\n"
       "  - {name: sb, type: sink, node: dst, in: two, schema: tick}\n";
   const auto spec = dir.file("net.yaml", text);
@@ -379,12 +407,20 @@ TEST_P(EveryFabricMedium, BadSendersAreRefusedAndTheGoodStreamsArriveInFull) {
       "schemas:\n"
       "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
       "nodes:\n"
-      "  - {name: src, address: \"tcp://127.0.0.1:" + std::to_string(src_port) + "\"}\n"
-      "  - {name: dst, address: \"" + dst_address + "\"}\n"
-      "transport: {medium: " + medium.medium + ", wait: block}\n"
+      "  - {name: src, address: \"tcp://127.0.0.1:" +
+      std::to_string(src_port) +
+      "\"}\n"
+      "  - {name: dst, address: \"" +
+      dst_address +
+      "\"}\n"
+      "transport: {medium: " +
+      medium.medium +
+      ", wait: block}\n"
       "boxes:\n"
-      "  - {name: a, type: source, node: src, out: one, schema: tick, params: {rate: 20000, tuples: 30000}}\n"
-      "  - {name: b, type: source, node: src, out: two, schema: tick, params: {rate: 20000, tuples: 30000}}\n"
+      "  - {name: a, type: source, node: src, out: one, schema: tick, params: {rate: 20000, "
+      "tuples: 30000}}\n"
+      "  - {name: b, type: source, node: src, out: two, schema: tick, params: {rate: 20000, "
+      "tuples: 30000}}\n"
       "  - {name: sa, type: sink, node: dst, in: one, schema: tick}\n"
       "  - {name: sb, type: sink, node: dst, in: two, schema: tick}\n";
   // Stream 1 ('one') with another schema; stream 3 ('three'), which dst does not expect.
@@ -393,13 +429,22 @@ TEST_P(EveryFabricMedium, BadSendersAreRefusedAndTheGoodStreamsArriveInFull) {
       "schemas:\n"
       "  other: [{seq: i64}, {ts: timestamp}, {pad: str48}]\n"
       "nodes:\n"
-      "  - {name: evil, address: \"tcp://127.0.0.1:" + std::to_string(src_port) + "\"}\n"
-      "  - {name: dst, address: \"" + dst_address + "\"}\n"
-      "transport: {medium: " + medium.medium + ", wait: block}\n"
+      "  - {name: evil, address: \"tcp://127.0.0.1:" +
+      std::to_string(src_port) +
+      "\"}\n"
+      "  - {name: dst, address: \"" +
+      dst_address +
+      "\"}\n"
+      "transport: {medium: " +
+      medium.medium +
+      ", wait: block}\n"
       "boxes:\n"
-      "  - {name: a, type: source, node: evil, out: one, schema: other, params: {rate: 1000, tuples: 10}}\n"
-      "  - {name: b, type: source, node: evil, out: two, schema: other, params: {rate: 1000, tuples: 10}}\n"
-      "  - {name: c, type: source, node: evil, out: three, schema: other, params: {rate: 1000, tuples: 10}}\n"
+      "  - {name: a, type: source, node: evil, out: one, schema: other, params: {rate: 1000, "
+      "tuples: 10}}\n"
+      "  - {name: b, type: source, node: evil, out: two, schema: other, params: {rate: 1000, "
+      "tuples: 10}}\n"
+      "  - {name: c, type: source, node: evil, out: three, schema: other, params: {rate: 1000, "
+      "tuples: 10}}\n"
       "  - {name: sa, type: sink, node: dst, in: one, schema: other}\n"
       "  - {name: sc, type: sink, node: dst, in: three, schema: other}\n"
       "  - {name: sb, type: sink, node: dst, in: two, schema: other}\n";
@@ -409,7 +454,8 @@ TEST_P(EveryFabricMedium, BadSendersAreRefusedAndTheGoodStreamsArriveInFull) {
 
   Output launched;
   std::thread launcher([&] {
-    launched = run(std::string(BOREAL_BIN) + " launch " + good_spec + " --timeout 60 --quiet --json " + lines_path);
+    launched = run(std::string(BOREAL_BIN) + " launch " + good_spec +
+                   " --timeout 60 --quiet --json " + lines_path);
   });
   // The bad sender gets no credit and gives up by itself.
   const auto rogue = run(std::string(BOREAL_BIN) + " run " + bad_spec + " --node evil --timeout 3");

@@ -21,7 +21,8 @@ using namespace boreal::test;
 using namespace std::chrono_literals;
 namespace http = boost::beast::http;
 
-constexpr const char* kText = "# HELP boreal_x_total X.\n# TYPE boreal_x_total counter\nboreal_x_total{node=\"n\"} 7\n";
+constexpr const char* kText =
+    "# HELP boreal_x_total X.\n# TYPE boreal_x_total counter\nboreal_x_total{node=\"n\"} 7\n";
 
 std::unique_ptr<MetricsServer> start_server(std::chrono::milliseconds timeout = 5s,
                                             std::atomic<int>* renders = nullptr) {
@@ -127,7 +128,8 @@ TEST(MetricsServer, StopReturnsWithConnectionsOpenAndClosesThem) {
   auto server = start_server(30s);
   ASSERT_NE(server, nullptr);
   RawReply idle;
-  std::thread client([&] { idle = raw_exchange(server->port(), "GET /metrics HTTP/1.1\r\n", 10s); });
+  std::thread client(
+      [&] { idle = raw_exchange(server->port(), "GET /metrics HTTP/1.1\r\n", 10s); });
   std::this_thread::sleep_for(100ms);
   const auto start = std::chrono::steady_clock::now();
   server->stop();

@@ -88,7 +88,8 @@ MetricsSample two_threads() {
 }
 
 TEST(MetricsText, RendersAKnownSampleExactly) {
-  const std::string expected = R"text(# HELP boreal_process_cpu_seconds_total CPU time of the whole node process (getrusage user + system).
+  const std::string expected =
+      R"text(# HELP boreal_process_cpu_seconds_total CPU time of the whole node process (getrusage user + system).
 # TYPE boreal_process_cpu_seconds_total counter
 boreal_process_cpu_seconds_total{node="dst"} 1.5
 # HELP boreal_process_resident_memory_bytes Resident memory of the node process now (/proc/self/statm).
@@ -221,7 +222,8 @@ TEST(MetricsText, RendersASinkLatencyHistogramExactly) {
   s.labels = {labels};
   s.threads = {figures};
   const std::string text = render_metrics(s);
-  const std::string expected = R"text(# HELP boreal_sink_latency_seconds Sink: latency of the tuples it received, from their timestamp field.
+  const std::string expected =
+      R"text(# HELP boreal_sink_latency_seconds Sink: latency of the tuples it received, from their timestamp field.
 # TYPE boreal_sink_latency_seconds histogram
 boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000001023"} 1
 boreal_sink_latency_seconds_bucket{node="dst",box="timed",thread="2",le="0.000001279"} 3
@@ -383,7 +385,8 @@ TEST(MetricsText, AnEmptyNodeStillHasItsProcessAndNodeFamilies) {
   MetricsSample s;
   s.node = "idle";
   const std::string text = render_metrics(s);
-  EXPECT_NE(text.find("boreal_node_tuples_sent_total{node=\"idle\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("boreal_node_tuples_sent_total{node=\"idle\"} 0\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("# TYPE boreal_link_tuples_total counter\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("boreal_link_tuples_total{"), std::string::npos) << text;
 }

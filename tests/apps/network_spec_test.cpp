@@ -212,7 +212,8 @@ TEST(NetworkSpec, StreamIdsFollowFirstMentionAndSchemasPassThroughFilters) {
   EXPECT_EQ(spec.streams[0].id, 1u);
   EXPECT_EQ(spec.streams[0].schema, "");  // no box names it...
   ASSERT_TRUE(spec.streams[0].tuple_schema.has_value());
-  EXPECT_EQ(spec.streams[0].tuple_schema->to_string(), "seq:i64,pad:str8");  // ...the filter passes it on
+  EXPECT_EQ(spec.streams[0].tuple_schema->to_string(),
+            "seq:i64,pad:str8");  // ...the filter passes it on
   EXPECT_EQ(spec.streams[0].producer, "f");
   EXPECT_EQ(spec.streams[0].producer_node, "a");
   EXPECT_EQ(spec.streams[0].consumers, std::vector<std::string>{"snk"});
@@ -235,12 +236,14 @@ TEST(NetworkSpec, StreamWithSeveralConsumersListsThemInFileOrder) {
 }
 
 TEST(NetworkSpec, LinkOverridesTheDefaultsForItsStreamOnly) {
-  const NetworkSpec spec = parse_ok(
-      base_with({{8, "    address: tcp://127.0.0.1:7102\n"
-                     "transport: {wait: sleep, window: 32, spin_us: 5}"},
-                 {18, "    in: s\n  - {name: gen2, type: source, node: a, out: u, schema: tick}\n"
-                      "  - {name: snk2, type: sink, node: b, in: u}\n"
-                      "links:\n  - {stream: u, latency_budget_us: 500, batch_bytes: 4096, medium: inproc}"}}));
+  const NetworkSpec spec = parse_ok(base_with(
+      {{8,
+        "    address: tcp://127.0.0.1:7102\n"
+        "transport: {wait: sleep, window: 32, spin_us: 5}"},
+       {18,
+        "    in: s\n  - {name: gen2, type: source, node: a, out: u, schema: tick}\n"
+        "  - {name: snk2, type: sink, node: b, in: u}\n"
+        "links:\n  - {stream: u, latency_budget_us: 500, batch_bytes: 4096, medium: inproc}"}}));
   ASSERT_EQ(spec.streams.size(), 2u);
   const TransportSpec& s = spec.streams[0].transport;
   EXPECT_EQ(s.wait.mode, transport::WaitMode::sleep);
@@ -539,11 +542,13 @@ TEST(NetworkSpecErrors, BatchMustHoldOneTuple) {
   EXPECT_EQ(errors_of(base_with({{18, "    in: s\nlinks: [{stream: s, batch_bytes: 12}]"}})),
             Errors{"t.yaml:19:34: links[0].batch_bytes: 12 bytes cannot hold one tuple of stream "
                    "'s' (16 bytes)"});
-  EXPECT_EQ(errors_of(base_with({{3, "  tick: [{seq: i64}, {pad: str4096}, {p2: str4096}, "
-                                     "{p3: str4096}, {p4: str4096}, {p5: str4096}, {p6: str4096}, "
-                                     "{p7: str4096}, {p8: str4096}, {p9: str4096}]"}})),
-            Errors{"t.yaml:13:10: boxes[0].out: the default batch_bytes (32768) cannot hold one "
-                   "tuple of stream 's' (36872 bytes); set transport.batch_bytes to 36872 or more"});
+  EXPECT_EQ(
+      errors_of(base_with({{3,
+                            "  tick: [{seq: i64}, {pad: str4096}, {p2: str4096}, "
+                            "{p3: str4096}, {p4: str4096}, {p5: str4096}, {p6: str4096}, "
+                            "{p7: str4096}, {p8: str4096}, {p9: str4096}]"}})),
+      Errors{"t.yaml:13:10: boxes[0].out: the default batch_bytes (32768) cannot hold one "
+             "tuple of stream 's' (36872 bytes); set transport.batch_bytes to 36872 or more"});
 }
 
 TEST(NetworkSpecErrors, InvalidYamlIsOneLocatedError) {
@@ -590,13 +595,14 @@ TEST(NetworkSpecErrors, MissingFileIsOneErrorNamingThePath) {
 }
 
 TEST(NetworkSpec, OperatorBoxesRunAndDeriveTheirOutputSchemas) {
-  const NetworkSpec spec = parse_ok(base_with({{18, "    in: u\n    params: {kind: count}\n"
-                                                    "  - name: f\n    type: filter\n"
-                                                    "    node: a\n    in: s\n    out: t\n"
-                                                    "    params: {predicate: \"seq > 3\"}\n"
-                                                    "  - {name: m, type: map, node: b, in: t, out: u,"
-                                                    " params: {fields: [{name: twice, expression:"
-                                                    " \"seq * 2\"}]}}"}}));
+  const NetworkSpec spec = parse_ok(base_with({{18,
+                                                "    in: u\n    params: {kind: count}\n"
+                                                "  - name: f\n    type: filter\n"
+                                                "    node: a\n    in: s\n    out: t\n"
+                                                "    params: {predicate: \"seq > 3\"}\n"
+                                                "  - {name: m, type: map, node: b, in: t, out: u,"
+                                                " params: {fields: [{name: twice, expression:"
+                                                " \"seq * 2\"}]}}"}}));
   EXPECT_TRUE(validate_runnable(spec));
   EXPECT_EQ(spec.find_stream("t")->tuple_schema->to_string(), "seq:i64,pad:str8");
   EXPECT_EQ(spec.find_stream("u")->tuple_schema->to_string(), "twice:i64");
@@ -879,7 +885,8 @@ namespace {
 
 TEST(FabricSpec, ProviderComesFromTheLinkThenTheAddressThenTheDefault) {
   // b's address names a provider; no medium is set anywhere, so s goes over fabric-msg.
-  const NetworkSpec by_address = parse_ok(base_with({{8, "    address: \"fabric://sockets/127.0.0.1:7102\""}}));
+  const NetworkSpec by_address =
+      parse_ok(base_with({{8, "    address: \"fabric://sockets/127.0.0.1:7102\""}}));
   ASSERT_EQ(by_address.streams.size(), 1u);
   EXPECT_EQ(by_address.streams[0].transport.medium, "fabric-msg");
   EXPECT_EQ(by_address.streams[0].transport.provider, "");
@@ -898,8 +905,10 @@ TEST(FabricSpec, ProviderComesFromTheLinkThenTheAddressThenTheDefault) {
   const NetworkSpec named = parse_ok(base_with(
       {{8, "    address: \"fabric://sockets/127.0.0.1:7102\"\ntransport: {medium: tcp}"}}));
   EXPECT_EQ(named.streams[0].transport.medium, "tcp");
-  const NetworkSpec per_link = parse_ok(base_with(
-      {{8, "    address: \"fabric://sockets/127.0.0.1:7102\"\nlinks: [{stream: s, medium: fabric-rma}]"}}));
+  const NetworkSpec per_link =
+      parse_ok(base_with({{8,
+                           "    address: \"fabric://sockets/127.0.0.1:7102\"\nlinks: [{stream: s, "
+                           "medium: fabric-rma}]"}}));
   EXPECT_EQ(per_link.streams[0].transport.medium, "fabric-rma");
 }
 

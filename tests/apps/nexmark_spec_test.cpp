@@ -56,13 +56,18 @@ TEST(NexmarkSpec, ThreeOutputsArePersonsAuctionsAndBids) {
 }
 
 TEST(NexmarkSpec, OneOutputCarriesEveryEventUnlessStreamsSaysOtherwise) {
-  const std::string one = lines_with(kBase, {{9, "    out: all"}, {11, ""}, {12, ""},
-                                             {13, "  - {name: x, type: sink, node: b, in: all, params: {kind: count}}"}});
+  const std::string one = lines_with(
+      kBase, {{9, "    out: all"},
+              {11, ""},
+              {12, ""},
+              {13, "  - {name: x, type: sink, node: b, in: all, params: {kind: count}}"}});
   EXPECT_EQ(parsed(one).find_stream("all")->tuple_schema->field(0).name, "kind");
-  const std::string bids = lines_with(kBase, {{9, "    out: all"},
-                                              {10, "    params: {kind: nexmark, streams: [bids]}"},
-                                              {11, ""}, {12, ""},
-                                              {13, "  - {name: x, type: sink, node: b, in: all, params: {kind: count}}"}});
+  const std::string bids = lines_with(
+      kBase, {{9, "    out: all"},
+              {10, "    params: {kind: nexmark, streams: [bids]}"},
+              {11, ""},
+              {12, ""},
+              {13, "  - {name: x, type: sink, node: b, in: all, params: {kind: count}}"}});
   const NetworkSpec spec = parsed(bids);
   EXPECT_EQ(spec.find_stream("all")->tuple_schema->to_string(),
             "auction:i64,bidder:i64,price:i64,date_time:timestamp");
@@ -86,27 +91,33 @@ TEST(NexmarkSpec, MistakesAreReportedWhereTheyAreWritten) {
             (std::vector<std::string>{
                 "t.yaml:9:13: boxes[0].schema: a nexmark source's streams have fixed schemas "
                 "(docs/nexmark.md); remove 'schema'"}));
-  EXPECT_EQ(spec_errors_of(lines_with(kBase, {{10, "    params: {kind: nexmark, streams: [bids, person]}"}})),
+  EXPECT_EQ(spec_errors_of(
+                lines_with(kBase, {{10, "    params: {kind: nexmark, streams: [bids, person]}"}})),
             (std::vector<std::string>{
                 "t.yaml:10:45: boxes[0].params.streams[1]: unknown nexmark stream 'person' "
                 "(valid: persons, auctions, bids, events)"}));
-  EXPECT_EQ(spec_errors_of(lines_with(kBase, {{10, "    params: {kind: nexmark, streams: [bids]}"}})),
-            (std::vector<std::string>{
-                "t.yaml:10:38: boxes[0].params.streams: names 1 stream for 3 outputs in 'out'"}));
-  EXPECT_EQ(spec_errors_of(lines_with(kBase, {{10, "    params: {kind: nexmark, tuples: 5, keys: 3, gap_us: 0}"}})),
-            (std::vector<std::string>{
-                "t.yaml:10:37: boxes[0].params.tuples: a nexmark source counts events: use 'events'",
-                "t.yaml:10:46: boxes[0].params.keys: 'keys' is for a generator source, not kind nexmark",
-                "t.yaml:10:57: boxes[0].params.gap_us: must be positive, got 0"}));
+  EXPECT_EQ(
+      spec_errors_of(lines_with(kBase, {{10, "    params: {kind: nexmark, streams: [bids]}"}})),
+      (std::vector<std::string>{
+          "t.yaml:10:38: boxes[0].params.streams: names 1 stream for 3 outputs in 'out'"}));
+  EXPECT_EQ(
+      spec_errors_of(
+          lines_with(kBase, {{10, "    params: {kind: nexmark, tuples: 5, keys: 3, gap_us: 0}"}})),
+      (std::vector<std::string>{
+          "t.yaml:10:37: boxes[0].params.tuples: a nexmark source counts events: use 'events'",
+          "t.yaml:10:46: boxes[0].params.keys: 'keys' is for a generator source, not kind nexmark",
+          "t.yaml:10:57: boxes[0].params.gap_us: must be positive, got 0"}));
   EXPECT_EQ(spec_errors_of(lines_with(kBase, {{9, "    out: [people, sales]"}, {13, ""}})),
             (std::vector<std::string>{
                 "t.yaml:10:13: boxes[0].params: missing key 'streams': a nexmark source with two "
                 "outputs names the kind of each (persons, auctions, bids or events)"}));
   EXPECT_EQ(spec_errors_of(lines_with(kBase, {{10, "    params: {kind: generator, gap_us: 4}"}})),
             (std::vector<std::string>{
-                "t.yaml:6:5: boxes[0]: missing required key 'schema' (a source names its output's schema)",
+                "t.yaml:6:5: boxes[0]: missing required key 'schema' (a source names its output's "
+                "schema)",
                 "t.yaml:9:10: boxes[0].out: a source has exactly one output stream, got 3",
-                "t.yaml:10:39: boxes[0].params.gap_us: 'gap_us' is for a nexmark source (kind: nexmark)"}));
+                "t.yaml:10:39: boxes[0].params.gap_us: 'gap_us' is for a nexmark source (kind: "
+                "nexmark)"}));
 }
 
 }  // namespace

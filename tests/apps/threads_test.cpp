@@ -23,13 +23,20 @@ std::string network(const std::string& f2_thread, const std::string& mid_threads
          "nodes:\n"
          "  - {name: x, address: \"tcp://127.0.0.1:7401\"}\n"
          "  - {name: y, address: \"tcp://127.0.0.1:7402\"}\n"
-         "  - {name: mid, address: \"tcp://127.0.0.1:7403\", threads: " + mid_threads + "}\n"
+         "  - {name: mid, address: \"tcp://127.0.0.1:7403\", threads: " +
+         mid_threads +
+         "}\n"
          "transport: {medium: tcp, latency_budget_us: 1000}\n"
          "boxes:\n"
-         "  - {name: gx, type: source, node: x, out: a, schema: tick, params: {rate: 50000, tuples: 50000, seed: 1}}\n"
-         "  - {name: gy, type: source, node: y, out: b, schema: tick, params: {rate: 50000, tuples: 50000, seed: 2}}\n"
-         "  - {name: f1, type: filter, node: mid, thread: 0, in: a, out: a2, params: {predicate: \"key < 500\"}}\n"
-         "  - {name: f2, type: filter, node: mid, thread: " + f2_thread + ", in: b, out: b2, params: {predicate: \"key >= 500\"}}\n"
+         "  - {name: gx, type: source, node: x, out: a, schema: tick, params: {rate: 50000, "
+         "tuples: 50000, seed: 1}}\n"
+         "  - {name: gy, type: source, node: y, out: b, schema: tick, params: {rate: 50000, "
+         "tuples: 50000, seed: 2}}\n"
+         "  - {name: f1, type: filter, node: mid, thread: 0, in: a, out: a2, params: {predicate: "
+         "\"key < 500\"}}\n"
+         "  - {name: f2, type: filter, node: mid, thread: " +
+         f2_thread +
+         ", in: b, out: b2, params: {predicate: \"key >= 500\"}}\n"
          "  - {name: both, type: union, node: mid, thread: 0, in: [a2, b2], out: c}\n"
          "  - {name: out, type: sink, node: mid, thread: 0, in: c, params: {kind: count}}\n"
          "links:\n"
@@ -40,7 +47,8 @@ std::string network(const std::string& f2_thread, const std::string& mid_threads
 const json* find(const json& list, const std::string& key, const std::string& value,
                  const std::string& key2 = "", const std::string& value2 = "") {
   for (const json& item : list) {
-    if (item.value(key, "") == value && (key2.empty() || item.value(key2, "") == value2)) return &item;
+    if (item.value(key, "") == value && (key2.empty() || item.value(key2, "") == value2))
+      return &item;
   }
   return nullptr;
 }

@@ -45,15 +45,29 @@ struct Collect final : BatchConsumer {
         if (!line.empty()) line += '|';
         const std::byte* at = row.data() + f.offset;
         switch (f.type) {
-          case FieldType::i32: { std::int32_t v; std::memcpy(&v, at, 4); line += std::to_string(v); break; }
+          case FieldType::i32: {
+            std::int32_t v;
+            std::memcpy(&v, at, 4);
+            line += std::to_string(v);
+            break;
+          }
           case FieldType::i64:
-          case FieldType::timestamp: { std::int64_t v; std::memcpy(&v, at, 8); line += std::to_string(v); break; }
+          case FieldType::timestamp: {
+            std::int64_t v;
+            std::memcpy(&v, at, 8);
+            line += std::to_string(v);
+            break;
+          }
           case FieldType::f64: {
             double v; std::memcpy(&v, at, 8);
             char buf[40]; std::snprintf(buf, sizeof buf, "%.17g", v); line += buf; break;
           }
-          case FieldType::boolean: line += (*reinterpret_cast<const char*>(at) != 0) ? "1" : "0"; break;
-          case FieldType::str: line += FieldRef<std::string_view>{f.offset, f.width}.get(row); break;
+          case FieldType::boolean:
+            line += (*reinterpret_cast<const char*>(at) != 0) ? "1" : "0";
+            break;
+          case FieldType::str:
+            line += FieldRef<std::string_view>{f.offset, f.width}.get(row);
+            break;
         }
       }
       rows.push_back(line);
@@ -84,7 +98,8 @@ OwnedBatch make_batch(const std::vector<In>& in, std::size_t from, std::size_t t
 
 // Runs the box over `in` split at `cuts` (batch boundaries), with ticks after given batches.
 std::vector<std::string> run(const AggregateParams& params, const std::vector<In>& in,
-                             const std::vector<std::size_t>& sizes, std::uint64_t* dropped = nullptr) {
+                             const std::vector<std::size_t>& sizes,
+                             std::uint64_t* dropped = nullptr) {
   auto box = AggregateBox::make(params, input_schema());
   EXPECT_TRUE(box) << (box ? "" : box.error().message);
   if (!box) return {};
@@ -105,7 +120,8 @@ std::vector<std::string> run(const AggregateParams& params, const std::vector<In
 std::vector<In> seq_input(std::vector<std::pair<std::int64_t, std::int64_t>> ts_val,
                           std::int64_t key = 0) {
   std::vector<In> in;
-  for (auto [t, v] : ts_val) in.push_back({t, key, v, 0.5 * static_cast<double>(v), v % 2 != 0, "s" + std::to_string(v)});
+  for (auto [t, v] : ts_val)
+    in.push_back({t, key, v, 0.5 * static_cast<double>(v), v % 2 != 0, "s" + std::to_string(v)});
   return in;
 }
 
@@ -163,9 +179,14 @@ TEST(AggregateBox, SlidingCountWindowPerGroup) {
 
 TEST(AggregateBox, TumblingTimeWindowHandComputed) {
   auto in = seq_input({{1, 5}, {3, 2}, {9, 7}, {10, 1}, {25, 4}});
-  auto rows = run(time_params(10, 10, {{"count", "", "n"}, {"sum", "val", "s"}, {"min", "val", "mn"},
-                                       {"max", "val", "mx"}, {"avg", "x", "a"},
-                                       {"first", "val", "f"}, {"last", "s", "l"}}),
+  auto rows = run(time_params(10, 10,
+                              {{"count", "", "n"},
+                               {"sum", "val", "s"},
+                               {"min", "val", "mn"},
+                               {"max", "val", "mx"},
+                               {"avg", "x", "a"},
+                               {"first", "val", "f"},
+                               {"last", "s", "l"}}),
                   in, {2});
   EXPECT_EQ(rows, (std::vector<std::string>{"0|0|10|3|14|2|7|2.3333333333333335|5|s7",
                                             "0|10|20|1|1|1|1|0.5|1|s1",
@@ -227,7 +248,8 @@ std::vector<std::int64_t> first_seen_keys(const std::vector<In>& in) {
 std::vector<std::string> reference_time(const std::vector<In>& in, std::int64_t size,
                                         std::int64_t slide) {
   std::vector<In> sorted = in;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const In& a, const In& b) { return a.ts < b.ts; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const In& a, const In& b) { return a.ts < b.ts; });
   const auto fd = [](std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && (a < 0)); };
   const std::int64_t k_lo = fd(sorted.front().ts - size, slide) + 1;
   const std::int64_t k_hi = fd(sorted.back().ts, slide);
@@ -279,7 +301,8 @@ std::vector<In> random_input(std::mt19937_64& rng, std::size_t n, bool distinct_
   std::vector<In> in;
   std::int64_t t = static_cast<std::int64_t>(rng() % 50) - 25;
   for (std::size_t i = 0; i < n; ++i) {
-    t += distinct_times ? 1 + static_cast<std::int64_t>(rng() % 3) : static_cast<std::int64_t>(rng() % 3);
+    t += distinct_times ? 1 + static_cast<std::int64_t>(rng() % 3)
+                        : static_cast<std::int64_t>(rng() % 3);
     const auto v = static_cast<std::int64_t>(rng() % 201) - 100;
     in.push_back({t, static_cast<std::int64_t>(rng() % 5), v,
                   static_cast<double>(static_cast<std::int64_t>(rng() % 41) - 20) * 0.25,
@@ -303,9 +326,11 @@ TEST(AggregateBox, MatchesBruteForceReferenceOnRandomInput) {
     for (Shape sh : kShapes) {
       SCOPED_TRACE("size " + std::to_string(sh.size) + " slide " + std::to_string(sh.slide));
       EXPECT_EQ(run(time_params(sh.size, sh.slide, kAll), in, {64}),
-                reference_time(in, static_cast<std::int64_t>(sh.size), static_cast<std::int64_t>(sh.slide)));
+                reference_time(in, static_cast<std::int64_t>(sh.size),
+                               static_cast<std::int64_t>(sh.slide)));
       EXPECT_EQ(run(count_params(sh.size, sh.slide, kAll), in, {64}),
-                reference_count(in, static_cast<std::int64_t>(sh.size), static_cast<std::int64_t>(sh.slide)));
+                reference_count(in, static_cast<std::int64_t>(sh.size),
+                                static_cast<std::int64_t>(sh.slide)));
     }
   }
 }
@@ -322,7 +347,8 @@ TEST(AggregateBox, OutputDoesNotDependOnBatching) {
     const AggregateParams p = time ? time_params(6, 2, kAll, 3) : count_params(6, 2, kAll);
     const auto whole = run(p, in, {in.size()});
     ASSERT_FALSE(whole.empty());
-    for (std::vector<std::size_t> sizes : std::vector<std::vector<std::size_t>>{{1}, {7}, {64}, {1024}, random_sizes}) {
+    for (std::vector<std::size_t> sizes :
+         std::vector<std::vector<std::size_t>>{{1}, {7}, {64}, {1024}, random_sizes}) {
       EXPECT_EQ(run(p, in, sizes), whole) << "first batch size " << sizes[0];
     }
   }
@@ -387,12 +413,15 @@ TEST(AggregateBox, TimeoutClosesQuietWindowsOnTick) {
 TEST(AggregateBox, LongGapsAndNegativeTimes) {
   auto in = seq_input({{-7, 1}, {-1, 2}, {1'000'000'000, 3}, {1'000'000'001, 4}});
   auto rows = run(time_params(4, 2, {{"sum", "val", "s"}}), in, {64});
-  EXPECT_EQ(rows, (std::vector<std::string>{"0|-10|-6|1", "0|-8|-4|1", "0|-4|0|2", "0|-2|2|2",
-                                            "0|999999998|1000000002|7", "0|1000000000|1000000004|7"}));
+  EXPECT_EQ(rows,
+            (std::vector<std::string>{"0|-10|-6|1", "0|-8|-4|1", "0|-4|0|2", "0|-2|2|2",
+                                      "0|999999998|1000000002|7", "0|1000000000|1000000004|7"}));
 }
 
 TEST(AggregateBox, NoGroupByAndCompositeKeys) {
-  std::vector<In> in = {{0, 1, 1, 0, false, "a"}, {1, 2, 2, 0, false, "b"}, {2, 1, 3, 0, false, "a"},
+  std::vector<In> in = {{0, 1, 1, 0, false, "a"},
+                        {1, 2, 2, 0, false, "b"},
+                        {2, 1, 3, 0, false, "a"},
                         {3, 1, 4, 0, false, "b"}};
   AggregateParams none{.window = {.size = Count{4}, .slide = Count{4}},
                        .aggregates = {{"sum", "val", "s"}}};
@@ -449,7 +478,8 @@ TEST(AggregateBox, TimestampAndI32TimeFields) {
 
 TEST(AggregateBox, TickWithoutTimeoutDoesNothing) {
   for (bool time : {false, true}) {
-    auto p = time ? time_params(10, 10, {{"count", "", "n"}}) : count_params(10, 10, {{"count", "", "n"}});
+    auto p = time ? time_params(10, 10, {{"count", "", "n"}})
+                  : count_params(10, 10, {{"count", "", "n"}});
     auto box = AggregateBox::make(p, input_schema()).value();
     Collect out(box->output(0).schema());
     box->output(0).connect(&out);
@@ -490,33 +520,103 @@ TEST(AggregateParams, EachErrorKindHasItsMessage) {
   const auto one = [](AggregateParams p) { return errors_of(p); };
   auto base = time_params(10, 5, {{"count", "", "n"}});
   EXPECT_EQ(one(base), "");
-  { auto p = base; p.window.slide = Duration(11); EXPECT_EQ(one(p), "params.window.slide: slide 11ns is larger than size 10ns"); }
-  { auto p = base; p.window.field = ""; EXPECT_EQ(one(p), "params.window.field: a time window needs a time field"); }
-  { auto p = base; p.window.field = "zz"; EXPECT_EQ(one(p), "params.window.field: unknown field 'zz'"); }
+  {
+    auto p = base;
+    p.window.slide = Duration(11);
+    EXPECT_EQ(one(p), "params.window.slide: slide 11ns is larger than size 10ns");
+  }
+  {
+    auto p = base;
+    p.window.field = "";
+    EXPECT_EQ(one(p), "params.window.field: a time window needs a time field");
+  }
+  {
+    auto p = base;
+    p.window.field = "zz";
+    EXPECT_EQ(one(p), "params.window.field: unknown field 'zz'");
+  }
   { auto p = base; p.window.size = Duration((1ll << 61) + 1); p.window.slide = Duration(1);
     EXPECT_EQ(one(p), "params.window.size: size must be at most 2^61 ns"); }
-  { auto p = base; p.timeout = Duration(0); EXPECT_EQ(one(p), "params.timeout: timeout must be positive; got 0ns"); }
+  {
+    auto p = base;
+    p.timeout = Duration(0);
+    EXPECT_EQ(one(p), "params.timeout: timeout must be positive; got 0ns");
+  }
   { auto p = base; p.window.size = Duration(5000); p.window.slide = Duration(1);
-    EXPECT_EQ(one(p), "params.window: size + slack spans 5002 panes of gcd(size, slide) = 1ns; at most 4096 are supported"); }
+    EXPECT_EQ(one(p),
+              "params.window: size + slack spans 5002 panes of gcd(size, slide) = 1ns; at most "
+              "4096 are supported");
+  }
   { auto p = base; p.window.slide = Count{5};
-    EXPECT_EQ(one(p), "params.window.slide: slide is 5 tuples but size is 10ns: a window is either a Duration (time) or a Count (tuples) in both"); }
-  { auto p = base; p.slack = Duration(-3); EXPECT_EQ(one(p), "params.slack: slack must not be negative; got -3ns"); }
+    EXPECT_EQ(one(p),
+              "params.window.slide: slide is 5 tuples but size is 10ns: a window is either a "
+              "Duration (time) or a Count (tuples) in both");
+  }
+  {
+    auto p = base;
+    p.slack = Duration(-3);
+    EXPECT_EQ(one(p), "params.slack: slack must not be negative; got -3ns");
+  }
   { auto p = base; p.window.size = Duration(-10); p.window.slide = Duration(-10);
     EXPECT_EQ(one(p), "params.window.size: size must be positive; got -10ns\n"
                       "params.window.slide: slide must be positive; got -10ns"); }
-  { auto p = base; p.aggregates = {}; EXPECT_EQ(one(p), "params.aggregates: at least one aggregate is needed"); }
-  { auto p = base; p.aggregates = {{"count", "val", "n"}}; EXPECT_EQ(one(p), "params.aggregates[0].field: count takes no field; got 'val'"); }
-  { auto p = base; p.aggregates = {{"max", "", "n"}}; EXPECT_EQ(one(p), "params.aggregates[0].field: max needs a field"); }
-  { auto p = base; p.aggregates = {{"min", "zz", "n"}}; EXPECT_EQ(one(p), "params.aggregates[0].field: unknown field 'zz'"); }
-  { auto p = base; p.aggregates = {{"avg", "b", "n"}}; EXPECT_EQ(one(p), "params.aggregates[0].field: avg needs an i32, i64 or f64 field; 'b' is bool"); }
+  {
+    auto p = base;
+    p.aggregates = {};
+    EXPECT_EQ(one(p), "params.aggregates: at least one aggregate is needed");
+  }
+  {
+    auto p = base;
+    p.aggregates = {{"count", "val", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field: count takes no field; got 'val'");
+  }
+  {
+    auto p = base;
+    p.aggregates = {{"max", "", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field: max needs a field");
+  }
+  {
+    auto p = base;
+    p.aggregates = {{"min", "zz", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field: unknown field 'zz'");
+  }
+  {
+    auto p = base;
+    p.aggregates = {{"avg", "b", "n"}};
+    EXPECT_EQ(one(p),
+              "params.aggregates[0].field: avg needs an i32, i64 or f64 field; 'b' is bool");
+  }
   { auto p = base; p.aggregates = {{"count", "", "1x"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].as: output name '1x' is not an identifier (letters, digits, '_', not starting with a digit)"); }
-  { auto p = base; p.aggregates = {{"count", "", "key"}}; EXPECT_EQ(one(p), "params.aggregates[0].as: duplicate output name 'key'"); }
-  { auto p = base; p.aggregates = {{"count", "", "window_end"}}; EXPECT_EQ(one(p), "params.aggregates[0].as: duplicate output name 'window_end'"); }
+    EXPECT_EQ(one(p),
+              "params.aggregates[0].as: output name '1x' is not an identifier (letters, digits, "
+              "'_', not starting with a digit)");
+  }
+  {
+    auto p = base;
+    p.aggregates = {{"count", "", "key"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].as: duplicate output name 'key'");
+  }
+  {
+    auto p = base;
+    p.aggregates = {{"count", "", "window_end"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].as: duplicate output name 'window_end'");
+  }
   auto count = count_params(10, 10, {{"count", "", "n"}});
-  { auto p = count; p.window.field = "ts"; EXPECT_EQ(one(p), "params.window.field: a count window has no time field; got 'ts'"); }
-  { auto p = count; p.timeout = Duration(5); EXPECT_EQ(one(p), "params.timeout: a timeout needs a time window"); }
-  { auto p = count; p.slack = Duration(5); EXPECT_EQ(one(p), "params.slack: slack needs a time window"); }
+  {
+    auto p = count;
+    p.window.field = "ts";
+    EXPECT_EQ(one(p), "params.window.field: a count window has no time field; got 'ts'");
+  }
+  {
+    auto p = count;
+    p.timeout = Duration(5);
+    EXPECT_EQ(one(p), "params.timeout: a timeout needs a time window");
+  }
+  {
+    auto p = count;
+    p.slack = Duration(5);
+    EXPECT_EQ(one(p), "params.slack: slack needs a time window");
+  }
 }
 
 // ---- expression arguments ----
@@ -572,24 +672,48 @@ TEST(AggregateParams, ExpressionArgumentErrors) {
   const auto one = [](AggregateParams p) { return errors_of(p); };
   const auto base = time_params(10, 5, {{"count", "", "n"}});
   { auto p = base; p.aggregates = {{"sum", "val *", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field col 6: expected a value after '*', got end of expression"); }
+    EXPECT_EQ(
+        one(p),
+        "params.aggregates[0].field col 6: expected a value after '*', got end of expression");
+  }
   { auto p = base; p.aggregates = {{"sum", "pric * 2", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field col 1: unknown field 'pric' (fields: seq, ts, key, val, x, b, s)"); }
+    EXPECT_EQ(one(p),
+              "params.aggregates[0].field col 1: unknown field 'pric' (fields: seq, ts, key, val, "
+              "x, b, s)");
+  }
   { auto p = base; p.aggregates = {{"avg", "price mod 2", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field col 1: unknown field 'price' (fields: seq, ts, key, val, x, b, s)"); }
+    EXPECT_EQ(one(p),
+              "params.aggregates[0].field col 1: unknown field 'price' (fields: seq, ts, key, val, "
+              "x, b, s)");
+  }
   { auto p = base; p.aggregates = {{"avg", "val mod 2", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field col 5: expected an operator after 'val', got 'mod' (the remainder is '%')"); }
+    EXPECT_EQ(one(p),
+              "params.aggregates[0].field col 5: expected an operator after 'val', got 'mod' (the "
+              "remainder is '%')");
+  }
   { auto p = base; p.aggregates = {{"sum", "val > 1", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field: sum needs a number; expression 'val > 1' is bool"); }
+    EXPECT_EQ(one(p),
+              "params.aggregates[0].field: sum needs a number; expression 'val > 1' is bool");
+  }
   { auto p = base; p.aggregates = {{"max", "(s)", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field: max needs a number or a bool; expression '(s)' is string"); }
+    EXPECT_EQ(
+        one(p),
+        "params.aggregates[0].field: max needs a number or a bool; expression '(s)' is string");
+  }
   // A bare name is still a field name.
-  { auto p = base; p.aggregates = {{"min", "zz", "n"}}; EXPECT_EQ(one(p), "params.aggregates[0].field: unknown field 'zz'"); }
+  {
+    auto p = base;
+    p.aggregates = {{"min", "zz", "n"}};
+    EXPECT_EQ(one(p), "params.aggregates[0].field: unknown field 'zz'");
+  }
   // Every problem at once: the expression's and the others'.
   { auto p = base; p.aggregates = {{"sum", "val + ", "n"}, {"avg", "b or b", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field col 7: expected a value after '+', got end of expression\n"
-                      "params.aggregates[1].field: avg needs a number; expression 'b or b' is bool\n"
-                      "params.aggregates[1].as: duplicate output name 'n'"); }
+    EXPECT_EQ(
+        one(p),
+        "params.aggregates[0].field col 7: expected a value after '+', got end of expression\n"
+        "params.aggregates[1].field: avg needs a number; expression 'b or b' is bool\n"
+        "params.aggregates[1].as: duplicate output name 'n'");
+  }
   { auto p = base; p.aggregates = {{"sum", "val * 2", "n"}};
     auto made = AggregateBox::make(p, input_schema());
     EXPECT_TRUE(made) << (made ? "" : made.error().message); }
@@ -655,7 +779,8 @@ std::vector<std::string> run_with_restart(const AggregateParams& params, const s
   auto first = AggregateBox::make(params, input_schema()).value();
   Collect out(first->output(0).schema());
   first->output(0).connect(&out);
-  for (std::size_t at = 0; at < cut; at += 7) first->process(0, make_batch(in, at, std::min(cut, at + 7)));
+  for (std::size_t at = 0; at < cut; at += 7)
+    first->process(0, make_batch(in, at, std::min(cut, at + 7)));
   first->output(0).flush();
   std::vector<std::byte> state;
   EXPECT_TRUE(first->save_state(state));
@@ -685,8 +810,8 @@ TEST(AggregateState, ARestoredBoxCarriesOnExactlyLikeTheUninterruptedOne) {
   no_groups.group_by = {};
   AggregateParams two_keys = count_params(10, 10, kAll);
   two_keys.group_by = {"key", "s"};
-  for (const AggregateParams* params :
-       std::initializer_list<const AggregateParams*>{&time_sliding, &count_sliding, &no_groups, &two_keys}) {
+  for (const AggregateParams* params : std::initializer_list<const AggregateParams*>{
+           &time_sliding, &count_sliding, &no_groups, &two_keys}) {
     const auto whole = run(*params, in, {64});
     ASSERT_FALSE(whole.empty());
     for (std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{777}, std::size_t{2999}}) {

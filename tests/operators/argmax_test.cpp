@@ -46,13 +46,15 @@ OwnedBatch batch_of(const std::vector<In>& rows) {
 }
 
 // The output rows as "win,id" for rows fed in batches of `cut` rows.
-std::vector<std::string> run(const ArgMaxParams& params, const std::vector<In>& rows, std::size_t cut) {
+std::vector<std::string> run(const ArgMaxParams& params, const std::vector<In>& rows,
+                             std::size_t cut) {
   auto box = ok(ArgMax::make(params, kSchema, 2));
   CollectingConsumer out;
   box->output(0).connect(&out);
   for (std::size_t i = 0; i < rows.size(); i += cut) {
-    const std::vector<In> part(rows.begin() + static_cast<std::ptrdiff_t>(i),
-                               rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), i + cut)));
+    const std::vector<In> part(
+        rows.begin() + static_cast<std::ptrdiff_t>(i),
+        rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), i + cut)));
     box->process(0, batch_of(part));
   }
   box->finish(0);
@@ -95,9 +97,10 @@ TEST(ArgMaxTest, NothingInNothingOut) {
 }
 
 TEST(ArgMaxTest, ParamsAreValidated) {
-  EXPECT_EQ(ArgMax::make({.by = "", .field = "sym"}, schema_of("sym:str4,x:f64")).error().describe(),
-            "params.by: is required\n"
-            "params.field: 'sym' is str4; the largest value needs a number (i32, i64, timestamp or f64)");
+  EXPECT_EQ(
+      ArgMax::make({.by = "", .field = "sym"}, schema_of("sym:str4,x:f64")).error().describe(),
+      "params.by: is required\n"
+      "params.field: 'sym' is str4; the largest value needs a number (i32, i64, timestamp or f64)");
   EXPECT_EQ(ArgMax::make({.by = "x", .field = "y"}, schema_of("sym:str4,x:f64")).error().describe(),
             "params.by: 'x' is f64; a group is a run of equal values, which doubles are rarely "
             "meant to be (group by an integer or a string)\n"

@@ -27,8 +27,9 @@ OwnedBatch batch_of(const Schema& schema, std::size_t rows) {
 
 std::unique_ptr<JoinBox> a_join() {
   const Schema side = schema_of("ts:timestamp,k:i64");
-  return ok(JoinBox::make({.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"k", "k"}}},
-                          side, side));
+  return ok(JoinBox::make(
+      {.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"k", "k"}}}, side,
+      side));
 }
 
 TEST(BoxMisuseDeathTest, ABatchOfAnotherSchemaIsRefusedNamingBoth) {
@@ -80,7 +81,8 @@ TEST(BoxMisuseDeathTest, APortThatDoesNotExistIsRefused) {
   const OwnedBatch rows = batch_of(schema_of("x:i64"), 1);
   EXPECT_DEATH(filter->process(1, rows),
                "^boreal: filter box: process\\(1\\): there is no input 1 \\(the box has 1\\)\n");
-  EXPECT_DEATH(filter->finish(2), "^boreal: filter box: finish\\(2\\): there is no input 2 \\(the box has 1\\)\n");
+  EXPECT_DEATH(filter->finish(2),
+               "^boreal: filter box: finish\\(2\\): there is no input 2 \\(the box has 1\\)\n");
 }
 
 }  // namespace

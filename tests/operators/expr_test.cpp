@@ -184,7 +184,8 @@ TEST_F(ExprTest, EveryErrorKindNamesColumnAndExpectation) {
        "expression col 5: integer literal '9223372036854775808' is out of range (largest is "
        "9223372036854775807)"},
       {"x > 1e999", "expression col 5: float literal '1e999' is out of range"},
-      {"sym == \"a\\n\"", "expression col 10: unknown escape '\\n' in string literal (only \\\" and \\\\)"},
+      {"sym == \"a\\n\"",
+       "expression col 10: unknown escape '\\n' in string literal (only \\\" and \\\\)"},
   };
   for (const ErrorCase& c : cases) EXPECT_EQ(error(c.text), c.expected) << c.text;
 }
@@ -264,8 +265,9 @@ TEST_F(ExprTest, KeywordsAreCaseInsensitive) {
   EXPECT_EQ(i("Max(a, b)"), 7);
   EXPECT_EQ(i("INT(x)"), 2);
   // Field names stay case-sensitive.
-  EXPECT_EQ(error("A > 1"),
-            "expression col 1: unknown field 'A' (fields: a, b, x, y, flag, small, sym, other, ts)");
+  EXPECT_EQ(
+      error("A > 1"),
+      "expression col 1: unknown field 'A' (fields: a, b, x, y, flag, small, sym, other, ts)");
 }
 
 TEST_F(ExprTest, Between) {
@@ -374,7 +376,8 @@ TEST_F(ExprTest, NewFormsEvaluateTheSameInBatches) {
       ASSERT_EQ(flags[k], p.eval_bool(r)) << first + k;
       ASSERT_EQ(ints[k], std::max(av, xi) - std::min<std::int64_t>(abs_a, 4) * 3) << first + k;
       ASSERT_EQ(ints[k], n.eval_int(r)) << first + k;
-      ASSERT_DOUBLE_EQ(floats[k], std::min(xv, static_cast<double>(av)) + static_cast<double>(abs_a));
+      ASSERT_DOUBLE_EQ(floats[k],
+                       std::min(xv, static_cast<double>(av)) + static_cast<double>(abs_a));
       true_rows += want;
     }
   }

@@ -51,7 +51,8 @@ OwnedBatch left_rows(const std::vector<std::tuple<std::int64_t, std::string, int
   return batch;
 }
 
-OwnedBatch right_rows(const std::vector<std::tuple<std::int64_t, std::string, std::int64_t>>& rows) {
+OwnedBatch right_rows(
+    const std::vector<std::tuple<std::int64_t, std::string, std::int64_t>>& rows) {
   OwnedBatch batch(kRight, std::max<std::size_t>(rows.size(), 1));
   for (const auto& [ts, sym, q] : rows) {
     MutRow row = batch.append();
@@ -87,7 +88,8 @@ TEST(Join, OutputSchemaPrefixesEachSide) {
 }
 
 TEST(Join, EqualityWithinWindowLeftThenRight) {
-  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"sym", "sym"}}});
+  auto box = make_ok(
+      {.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"sym", "sym"}}});
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
   box->process(0, kLeftData);
@@ -109,7 +111,8 @@ TEST(Join, AnUnboundedWindowMatchesAnyTimesAndEvictsNothing) {
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
   box->process(0, left_rows({{-4'000'000'000'000'000'000, "A", 1, 1.0}}));
-  box->process(1, right_rows({{4'000'000'000'000'000'000, "A", 7}, {4'000'000'000'000'000'001, "B", 8}}));
+  box->process(
+      1, right_rows({{4'000'000'000'000'000'000, "A", 7}, {4'000'000'000'000'000'001, "B", 8}}));
   box->process(0, left_rows({{4'000'000'000'000'000'002, "B", 2, 2.0}}));
   box->process(1, right_rows({{-5'000'000'000'000'000'000, "A", 9}}));  // older: not late
   EXPECT_EQ(box->stored(0), 2u);
@@ -124,7 +127,8 @@ TEST(Join, AnUnboundedWindowMatchesAnyTimesAndEvictsNothing) {
 }
 
 TEST(Join, InterleavedArrivalGivesSameSetInArrivalOrder) {
-  auto box = make_ok({.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"sym", "sym"}}});
+  auto box = make_ok(
+      {.left_time = "ts", .right_time = "ts", .window = Duration(10), .equal = {{"sym", "sym"}}});
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
   for (std::size_t i = 0; i < 3; ++i) {
@@ -172,8 +176,9 @@ TEST(Join, WindowZeroNeedsEqualTimes) {
 TEST(Join, StringsOfDifferentWidthsCompareByValue) {
   const Schema wide = schema_of("t:i64,s:str16");
   const Schema narrow = schema_of("t:i32,s:str2");
-  auto box = make_ok({.left_time = "t", .right_time = "t", .window = Duration(5), .equal = {{"s", "s"}}},
-                     wide, narrow);
+  auto box =
+      make_ok({.left_time = "t", .right_time = "t", .window = Duration(5), .equal = {{"s", "s"}}},
+              wide, narrow);
   Collect out(box->output(0).schema());
   box->output(0).connect(&out);
   OwnedBatch l(wide, 2);
@@ -354,8 +359,9 @@ TEST(JoinParams, TimestampJoinsOnlyTimestamp) {
 TEST(JoinParams, NegativeWindowOrSlack) {
   EXPECT_EQ(error_of({.left_time = "ts", .right_time = "ts", .window = Duration(-1)}),
             "params.window: window must not be negative; got -1ns");
-  EXPECT_EQ(error_of({.left_time = "ts", .right_time = "ts", .slack = std::chrono::milliseconds(-2)}),
-            "params.slack: slack must not be negative; got -2ms");
+  EXPECT_EQ(
+      error_of({.left_time = "ts", .right_time = "ts", .slack = std::chrono::milliseconds(-2)}),
+      "params.slack: slack must not be negative; got -2ms");
 }
 
 TEST(JoinParams, EqualityTypes) {
@@ -404,8 +410,9 @@ RandomCase shuffled(const RandomCase& c, std::mt19937_64& rng, std::int64_t diso
   for (std::size_t port = 0; port < 2; ++port) {
     for (std::size_t i = 0; i < inputs[port].size(); ++i) {
       const std::int64_t t = FieldRef<std::int64_t>{0}.get(inputs[port].row(i));
-      arrivals.push_back({t + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(disorder + 1)),
-                          Event{port, i}});
+      arrivals.push_back(
+          {t + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(disorder + 1)),
+           Event{port, i}});
     }
   }
   std::stable_sort(arrivals.begin(), arrivals.end(),
@@ -453,7 +460,8 @@ TEST(Join, LateTuplesAreDroppedAndCountedPerPort) {
   box->finish(1);
   EXPECT_EQ(box->dropped_late(0), 1u);
   EXPECT_EQ(box->dropped_late(1), 1u);
-  EXPECT_EQ(out.rows, (std::vector<std::string>{"96,A,2,2.000000,90,A,7", "100,A,1,1.000000,90,A,7"}));
+  EXPECT_EQ(out.rows,
+            (std::vector<std::string>{"96,A,2,2.000000,90,A,7", "100,A,1,1.000000,90,A,7"}));
 }
 
 }  // namespace
@@ -486,7 +494,8 @@ JoinInput join_input(std::uint64_t seed, int batches) {
     std::vector<std::tuple<std::int64_t, std::string, std::int64_t>> right;
     for (std::size_t i = 0; i < rows; ++i) {
       time[port] += static_cast<std::int64_t>(rng() % 4);
-      const std::int64_t ts = time[port] - (rng() % 5 == 0 ? static_cast<std::int64_t>(rng() % 9) : 0);
+      const std::int64_t ts =
+          time[port] - (rng() % 5 == 0 ? static_cast<std::int64_t>(rng() % 9) : 0);
       const std::string sym = syms[rng() % 3];
       const auto v = static_cast<std::int64_t>(rng() % 100);
       if (port == 0) {
@@ -551,10 +560,12 @@ TEST(JoinState, ABrokenStateIsRefusedNamingWhy) {
   const std::vector<std::byte> good = saved(*box);
   auto state = good;
   state.pop_back();
-  EXPECT_EQ(restore_error(*make_ok(params), state), "join state: truncated or followed by other bytes");
+  EXPECT_EQ(restore_error(*make_ok(params), state),
+            "join state: truncated or followed by other bytes");
   state = good;
   state.push_back(std::byte{0});
-  EXPECT_EQ(restore_error(*make_ok(params), state), "join state: truncated or followed by other bytes");
+  EXPECT_EQ(restore_error(*make_ok(params), state),
+            "join state: truncated or followed by other bytes");
   state = good;
   state[0] = std::byte{0};
   EXPECT_EQ(restore_error(*make_ok(params), state), "join state: not a join's saved state");
@@ -569,7 +580,8 @@ TEST(JoinState, ABrokenStateIsRefusedNamingWhy) {
   --left_bytes;
   std::memcpy(state.data() + 4, &left_bytes, 8);
   state.erase(state.begin() + 12);
-  EXPECT_EQ(restore_error(*make_ok(params), state), "join state: sizes do not fit this join's inputs");
+  EXPECT_EQ(restore_error(*make_ok(params), state),
+            "join state: sizes do not fit this join's inputs");
   EXPECT_EQ(restore_error(*box, good), "restore_state on a join that has run");
   EXPECT_EQ(restore_error(*make_ok(params), good), "restored");
 }

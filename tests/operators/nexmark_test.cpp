@@ -116,13 +116,17 @@ TEST(NexmarkTest, IdsAndEventTimes) {
   const Schema& as = auctions.schema();
   OwnedBatch abatch(as, 10);
   ASSERT_EQ(auctions.fill(abatch, 10), 6u);
-  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(get_i64(as, abatch.row(i), "id"), 1000 + std::int64_t(i));
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(get_i64(as, abatch.row(i), "id"), 1000 + std::int64_t(i));
 }
 
 TEST(NexmarkTest, AnySplitOfTheIdsGivesTheSameEvents) {
-  const std::vector<std::string> whole = all_rows(make_gen({.stream = NexmarkStream::bids, .events = 20'000}), 97);
-  std::vector<std::string> split = all_rows(make_gen({.stream = NexmarkStream::bids, .events = 7'777}), 1);
-  const auto rest = all_rows(make_gen({.stream = NexmarkStream::bids, .first_event = 7'777, .events = 12'223}), 1000);
+  const std::vector<std::string> whole =
+      all_rows(make_gen({.stream = NexmarkStream::bids, .events = 20'000}), 97);
+  std::vector<std::string> split =
+      all_rows(make_gen({.stream = NexmarkStream::bids, .events = 7'777}), 1);
+  const auto rest = all_rows(
+      make_gen({.stream = NexmarkStream::bids, .first_event = 7'777, .events = 12'223}), 1000);
   split.insert(split.end(), rest.begin(), rest.end());
   EXPECT_EQ(split, whole);
 
@@ -164,13 +168,15 @@ TEST(NexmarkTest, EventAfterRowsIsWhereThatManyRowsEnd) {
                       NexmarkStream::events}) {
     for (std::uint64_t first : {0u, 1u, 3u, 4u, 49u, 50u, 77u}) {
       for (std::uint64_t rows : {1u, 2u, 3u, 45u, 46u, 47u, 100u, 500u}) {
-        NexmarkGenerator gen = make_gen({.stream = stream, .first_event = first, .events = 100'000});
+        NexmarkGenerator gen =
+            make_gen({.stream = stream, .first_event = first, .events = 100'000});
         const std::uint64_t end = gen.event_after_rows(rows);
         OwnedBatch batch(gen.schema(), 1000);
         EXPECT_EQ(gen.fill(batch, 1000, end), rows) << to_string(stream) << " from " << first;
         EXPECT_EQ(gen.fill(batch, 1000, end), 0u);
         // The last row came from the event just before `end`.
-        EXPECT_EQ(gen.next_event(), end) << to_string(stream) << " from " << first << " rows " << rows;
+        EXPECT_EQ(gen.next_event(), end)
+            << to_string(stream) << " from " << first << " rows " << rows;
       }
     }
   }
@@ -181,8 +187,10 @@ TEST(NexmarkTest, EventAfterRowsIsWhereThatManyRowsEnd) {
 TEST(NexmarkTest, DelaysMoveDateTimeEarlierByAtMostTheBound) {
   const std::uint64_t n = 5'000;
   NexmarkGenerator plain = make_gen({.stream = NexmarkStream::events, .events = n});
-  NexmarkGenerator delayed = make_gen({.stream = NexmarkStream::events, .events = n, .max_delay_ms = 7});
-  NexmarkGenerator zero = make_gen({.stream = NexmarkStream::events, .events = n, .max_delay_ms = 0});
+  NexmarkGenerator delayed =
+      make_gen({.stream = NexmarkStream::events, .events = n, .max_delay_ms = 7});
+  NexmarkGenerator zero =
+      make_gen({.stream = NexmarkStream::events, .events = n, .max_delay_ms = 0});
   const Schema& s = plain.schema();
   OwnedBatch a(s, n), b(s, n), c(s, n);
   plain.fill(a, n);
@@ -224,7 +232,9 @@ TEST(NexmarkTest, FieldsFollowTheirRules) {
       const std::string name = get_str(s, row, "name");
       EXPECT_TRUE(first.count(name.substr(0, name.find(' ')))) << name;
       const std::string email = get_str(s, row, "email");
-      EXPECT_TRUE(email.size() >= 5 && email.size() <= 15 && email.ends_with(".com") && email.find('@') != std::string::npos) << email;
+      EXPECT_TRUE(email.size() >= 5 && email.size() <= 15 && email.ends_with(".com") &&
+                  email.find('@') != std::string::npos)
+          << email;
       EXPECT_NE(email.front(), ' ');
       const std::string card = get_str(s, row, "credit_card");
       ASSERT_EQ(card.size(), 19u);
@@ -283,7 +293,9 @@ TEST(NexmarkTest, StampedStreamsCarryEachEventsScheduledTime) {
   EXPECT_EQ(ts.get(batch.row(0)).time_since_epoch().count(), 5'000 + 10);     // id 104
   EXPECT_EQ(ts.get(batch.row(46)).time_since_epoch().count(), 5'000 + 135);   // id 154
   // The other fields are the unstamped stream's.
-  auto plain = NexmarkGenerator::make({.stream = NexmarkStream::bids, .first_event = 100, .events = 60}).value();
+  auto plain =
+      NexmarkGenerator::make({.stream = NexmarkStream::bids, .first_event = 100, .events = 60})
+          .value();
   OwnedBatch plain_batch(plain.schema(), 100);
   plain.fill(plain_batch, 100);
   for (std::size_t i = 0; i < 52; ++i) {

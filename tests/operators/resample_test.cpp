@@ -206,12 +206,14 @@ std::vector<std::string> reference(const std::vector<In>& input, std::int64_t in
         text += std::to_string(std::get<2>(*p)) + "," + std::to_string(std::get<3>(*p));
       } else {
         if (n == nullptr && std::get<0>(*p) != g) break;
-        const double frac = n == nullptr ? 0.0
-                                         : static_cast<double>(g - std::get<0>(*p)) /
-                                               static_cast<double>(std::get<0>(*n) - std::get<0>(*p));
+        const double frac = n == nullptr
+                                ? 0.0
+                                : static_cast<double>(g - std::get<0>(*p)) /
+                                      static_cast<double>(std::get<0>(*n) - std::get<0>(*p));
         const double pv = static_cast<double>(std::get<2>(*p));
         const double px = std::get<3>(*p);
-        const double v = n == nullptr ? pv : pv + (static_cast<double>(std::get<2>(*n)) - pv) * frac;
+        const double v =
+            n == nullptr ? pv : pv + (static_cast<double>(std::get<2>(*n)) - pv) * frac;
         const double x = n == nullptr ? px : px + (std::get<3>(*n) - px) * frac;
         text += std::to_string(v) + "," + std::to_string(x);
       }
@@ -348,7 +350,8 @@ ResampleInput resample_input() {
   for (int i = 0; i < 500; ++i) {
     ts += static_cast<std::int64_t>(rng() % 7);
     const std::int64_t t = rng() % 15 == 0 ? ts - 5 : ts;
-    const std::string sym(1, static_cast<char>('A' + rng() % static_cast<std::uint64_t>(std::min(5, 1 + i / 40))));
+    const std::string sym(
+        1, static_cast<char>('A' + rng() % static_cast<std::uint64_t>(std::min(5, 1 + i / 40))));
     const auto v = static_cast<std::int64_t>(rng() % 1000) - 500;
     rows.emplace_back(t, sym, v, 0.125 * static_cast<double>(v));
   }
@@ -357,7 +360,8 @@ ResampleInput resample_input() {
   const std::uint32_t bytes = kIn.tuple_bytes();
   for (std::size_t at = 0; at < in.all.size();) {
     const std::size_t n = std::min<std::size_t>(rng() % 10, in.all.size() - at);
-    in.feed.push_back({0, BatchView::wrap(in.all.bytes().subspan(at * bytes, n * bytes), kIn).value()});
+    in.feed.push_back(
+        {0, BatchView::wrap(in.all.bytes().subspan(at * bytes, n * bytes), kIn).value()});
     at += n;
   }
   return in;

@@ -181,8 +181,11 @@ TEST(Generator, KeysFollowTheSpecifiedStreamBitForBit) {
         std::uint64_t{1} << 32, (std::uint64_t{1} << 32) + 15, std::uint64_t{1000000007},
         (std::uint64_t{1} << 62) + 3, std::uint64_t{1} << 63}) {
     for (const std::uint64_t seed : {std::uint64_t{1}, std::uint64_t{42}}) {
-      Generator gen = Generator::make({.schema = "key:i64", .keys = {.field = "key", .count = count},
-                                       .seq_field = "", .time_field = "", .seed = seed})
+      Generator gen = Generator::make({.schema = "key:i64",
+                                       .keys = {.field = "key", .count = count},
+                                       .seq_field = "",
+                                       .time_field = "",
+                                       .seed = seed})
                           .value();
       OwnedBatch batch(gen.schema(), 20000);
       ASSERT_EQ(gen.fill(batch, 20000), 20000u);
@@ -414,7 +417,8 @@ TEST(CsvReader, RowsBeforeAnErrorArriveFirst) {
   EXPECT_EQ(reader->read(batch, 8).value(), (CsvRead{.rows = 2, .end = false}));
   auto next = reader->read(batch, 8);
   ASSERT_FALSE(next);
-  EXPECT_EQ(next.error().describe(), "p:3:1: bad i64 value 'zz' for field 'a': expected an integer");
+  EXPECT_EQ(next.error().describe(),
+            "p:3:1: bad i64 value 'zz' for field 'a': expected an integer");
   EXPECT_FALSE(reader->read(batch, 8));  // stuck
   EXPECT_EQ(reader->rows_read(), 2u);
 }

@@ -147,7 +147,8 @@ TEST(Union, OutputIsTheArrivalSequenceForAnyBatchSize) {
   for (int i = 0; i < 3000; ++i) {
     const std::size_t input = rng() % 3;
     const std::size_t run = 1 + rng() % 40;
-    for (std::size_t r = 0; r < run; ++r) arrivals.push_back({input, static_cast<std::int64_t>(rng())});
+    for (std::size_t r = 0; r < run; ++r)
+      arrivals.push_back({input, static_cast<std::int64_t>(rng())});
   }
   std::vector<std::int64_t> expected;
   for (const auto& a : arrivals) expected.push_back(a.second);
@@ -439,9 +440,9 @@ TEST(BSort, SortsInputWhoseDisorderIsWithinTheSlack) {
     std::vector<std::int64_t> keys(3000);
     for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = static_cast<std::int64_t>(i / 3);
     for (std::size_t at = 0; at < keys.size(); at += slack + 1) {
-      std::shuffle(keys.begin() + static_cast<std::ptrdiff_t>(at),
-                   keys.begin() + static_cast<std::ptrdiff_t>(std::min(at + slack + 1, keys.size())),
-                   rng);
+      std::shuffle(
+          keys.begin() + static_cast<std::ptrdiff_t>(at),
+          keys.begin() + static_cast<std::ptrdiff_t>(std::min(at + slack + 1, keys.size())), rng);
     }
     std::vector<std::int64_t> sorted = keys;
     std::sort(sorted.begin(), sorted.end());

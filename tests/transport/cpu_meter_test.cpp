@@ -361,19 +361,24 @@ TEST(ProcessCpu, ParsesPidParentNameCpuAndStart) {
 
 TEST(ProcessCpu, KernelThreadsAndMalformedTextAreLeftOut) {
   // kthreadd: flags 2129984 has PF_KTHREAD (0x00200000).
-  EXPECT_FALSE(ProcessCpu::parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 25 0 0", 100));
+  EXPECT_FALSE(
+      ProcessCpu::parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 25 0 0", 100));
   EXPECT_FALSE(ProcessCpu::parse("", 100));
   EXPECT_FALSE(ProcessCpu::parse("10896 (cat R 10892", 100));
-  EXPECT_FALSE(ProcessCpu::parse("x (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 0", 100));
-  EXPECT_FALSE(ProcessCpu::parse("10896 (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 1 0 0 20 0", 100));
-  EXPECT_FALSE(ProcessCpu::parse("10896 (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 z 0 0 20 0 1 0 5 0", 100));
+  EXPECT_FALSE(
+      ProcessCpu::parse("x (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 0", 100));
+  EXPECT_FALSE(
+      ProcessCpu::parse("10896 (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 1 0 0 20 0", 100));
+  EXPECT_FALSE(
+      ProcessCpu::parse("10896 (cat) R 10892 10892 7092 0 -1 0 0 0 0 0 1 z 0 0 20 0 1 0 5 0", 100));
   EXPECT_FALSE(ProcessCpu::parse(kStat, 0));
 }
 
 TEST(ProcessCpu, CensusSeesThisProcessAndNoKernelThread) {
   ASSERT_TRUE(burn_cpu(30ms));
   const auto all = ProcessCpu::census();
-  const auto self = std::find_if(all.begin(), all.end(), [](const ProcessCpu& p) { return p.pid == ::getpid(); });
+  const auto self =
+      std::find_if(all.begin(), all.end(), [](const ProcessCpu& p) { return p.pid == ::getpid(); });
   ASSERT_NE(self, all.end());
   EXPECT_EQ(self->parent_pid, ::getppid());
   EXPECT_GE(self->cpu, 20ms);  // 30 ms burnt, in 10-ms ticks
@@ -388,7 +393,8 @@ TEST(ProcessCpu, BetweenTwoCensusesCountsWhatEachUsedLargestFirst) {
     p.cpu = cpu;
     return p;
   };
-  const std::vector<ProcessCpu> before = {at(10, 1, 5s), at(11, 1, 2s), at(12, 1, 7s), at(13, 1, 1s)};
+  const std::vector<ProcessCpu> before = {at(10, 1, 5s), at(11, 1, 2s), at(12, 1, 7s),
+                                          at(13, 1, 1s)};
   // 10 used 300 ms; 11 used 5 ms (under the threshold); 12 is a new process on a reused pid
   // (another start): all its 400 ms count; 13 exited; 14 started: its 20 ms count.
   const std::vector<ProcessCpu> after = {at(10, 1, 5300ms), at(11, 1, 2005ms), at(12, 9, 400ms),
@@ -414,8 +420,9 @@ TEST(MachineWindow, ListsTheProcessesThatRanInIt) {
                                  [](const ProcessCpu& p) { return p.pid == ::getpid(); });
   ASSERT_NE(self, processes.end());
   EXPECT_GE(self->cpu, 40ms);
-  EXPECT_TRUE(std::is_sorted(processes.begin(), processes.end(),
-                             [](const ProcessCpu& a, const ProcessCpu& b) { return a.cpu > b.cpu; }));
+  EXPECT_TRUE(
+      std::is_sorted(processes.begin(), processes.end(),
+                     [](const ProcessCpu& a, const ProcessCpu& b) { return a.cpu > b.cpu; }));
 }
 
 }  // namespace

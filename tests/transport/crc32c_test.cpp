@@ -79,7 +79,8 @@ TEST(Crc32c, CombiningTwoCrcsEqualsTheCrcOfTheConcatenation) {
     b = static_cast<std::byte>(state >> 24);
   }
   const std::span<const std::byte> all(data);
-  for (const std::size_t cut : {0UL, 1UL, 7UL, 31UL, 32UL, 4096UL, 32768UL, 65535UL, 69999UL, 70000UL}) {
+  for (const std::size_t cut :
+       {0UL, 1UL, 7UL, 31UL, 32UL, 4096UL, 32768UL, 65535UL, 69999UL, 70000UL}) {
     const auto a = all.first(cut);
     const auto b = all.subspan(cut);
     EXPECT_EQ(crc32c_combine(crc32c(a), crc32c(b), b.size()), crc32c(all)) << "cut at " << cut;
@@ -112,14 +113,17 @@ TEST(Crc32c, StripedHardwarePathAgreesWithThePortableOneAtEverySizeAroundItsChun
   const auto data = random_bytes(rng, 40000);
   const std::span<const std::byte> all{data};
   // Chunks are 3 × 2048 bytes: below, at and around one and several chunks, and odd tails.
-  for (std::size_t size : {0u, 7u, 6143u, 6144u, 6145u, 6151u, 12288u, 20000u, 32768u, 32800u, 40000u}) {
+  for (std::size_t size :
+       {0u, 7u, 6143u, 6144u, 6145u, 6151u, 12288u, 20000u, 32768u, 32800u, 40000u}) {
     for (std::uint32_t start : {0u, 0x12345678u}) {
       SCOPED_TRACE("size " + std::to_string(size) + " start " + std::to_string(start));
-      EXPECT_EQ(detail::crc32c_hw(all.first(size), start), detail::crc32c_portable(all.first(size), start));
+      EXPECT_EQ(detail::crc32c_hw(all.first(size), start),
+                detail::crc32c_portable(all.first(size), start));
     }
   }
   // A misaligned start.
-  EXPECT_EQ(detail::crc32c_hw(all.subspan(3, 20000), 0), detail::crc32c_portable(all.subspan(3, 20000), 0));
+  EXPECT_EQ(detail::crc32c_hw(all.subspan(3, 20000), 0),
+            detail::crc32c_portable(all.subspan(3, 20000), 0));
 }
 
 TEST(Crc32c, PortableChainingEqualsOneCallOverTheConcatenation) {

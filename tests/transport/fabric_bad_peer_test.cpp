@@ -853,7 +853,8 @@ TEST_P(FabricBadPeerRmaTest, FramesFoundByTheirRingWordsAreDeliveredInOrder) {
            a_->state() == LinkState::failed;
   })) << "A delivered " << a_sink_.sequences.size() << ", credit " << fake_.credit();
   // The second lap overwrites every slot and its word.
-  for (std::uint64_t s = kWindowA + 1; s <= 2 * kWindowA; ++s) write_unannounced(data_frame(7, s), s);
+  for (std::uint64_t s = kWindowA + 1; s <= 2 * kWindowA; ++s)
+    write_unannounced(data_frame(7, s), s);
   ASSERT_TRUE(drive_until([&] {
     return (a_sink_.sequences.size() == 2 * kWindowA && b_sink_.sequences.size() == kFramesB) ||
            a_->state() == LinkState::failed;

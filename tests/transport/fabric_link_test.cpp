@@ -354,7 +354,8 @@ TEST_P(FabricLinkTest, ASinkThatTakesEachPayloadsCrcIsTheFrameCheck) {
     }
     return recv_->state() == LinkState::failed;
   });
-  ASSERT_TRUE(failed) << "received " << sink_.sequences.size() << ", link " << to_string(recv_->state());
+  ASSERT_TRUE(failed) << "received " << sink_.sequences.size() << ", link "
+                      << to_string(recv_->state());
   ASSERT_NE(recv_->error(), nullptr);
   EXPECT_NE(recv_->error()->describe().find("checksum mismatch"), std::string::npos)
       << recv_->error()->describe();
@@ -463,7 +464,8 @@ TEST_P(FabricLinkTest, HelloWithAnotherSchemaIsRefused) {
     return !listener_->rejected().empty();
   }));
   ASSERT_EQ(listener_->rejected().size(), 1u);
-  EXPECT_NE(listener_->rejected()[0].message.find("stream 9 'ticks': schema hash 2989 differs from 23630"),
+  EXPECT_NE(listener_->rejected()[0].message.find(
+                "stream 9 'ticks': schema hash 2989 differs from 23630"),
             std::string::npos)
       << listener_->rejected()[0].message;
   EXPECT_EQ(refused.state(), LinkState::connecting);
@@ -912,8 +914,8 @@ TEST_P(FabricLinkTest, RefusalNamesTheMismatchEvenAfterTheGoodSenderAttached) {
     twin.value()->do_work();
     return listener_->rejected().size() == 2;
   }));
-  EXPECT_EQ(listener_->rejected()[1].message,
-            "hello refused on fabric listener " + local() + ": stream 7 'ticks': it already has a sender");
+  EXPECT_EQ(listener_->rejected()[1].message, "hello refused on fabric listener " + local() +
+                                                  ": stream 7 'ticks': it already has a sender");
   EXPECT_EQ(send_->state(), LinkState::established);
 }
 
@@ -1064,8 +1066,9 @@ TEST_P(FabricRmaTest, TransferMismatchIsRefusedWhileAnotherStreamDelivers) {
   for (const auto& e : listener_->rejected()) reasons.push_back(e.message);
   std::sort(reasons.begin(), reasons.end());
   const std::string prefix = "hello refused on fabric listener " + local() + ": ";
-  EXPECT_EQ(reasons[0],
-            prefix + "stream 11 'trades': the sender uses fabric-msg, this node expects fabric-rma");
+  EXPECT_EQ(
+      reasons[0],
+      prefix + "stream 11 'trades': the sender uses fabric-msg, this node expects fabric-rma");
   EXPECT_EQ(reasons[1],
             prefix + "stream 9 'quotes': the sender uses fabric-rma, this node expects fabric-msg");
   EXPECT_EQ(wrong_rma.value()->state(), LinkState::connecting);

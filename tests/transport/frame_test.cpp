@@ -124,8 +124,11 @@ TEST(Frame, HeaderFromThePayloadsCrcIsByteForByteTheSame) {
   for (const std::uint32_t tuples : {0U, 1U, 3U, 256U}) {  // 256 × 16 bytes: the limit
     const std::size_t bytes = std::size_t{tuples} * kLimits.tuple_bytes;
     const auto payload = pattern(bytes);
-    FrameHeader header{.flags = static_cast<std::uint16_t>(kFlagData | (tuples == 0 ? kFlagEndOfStream : 0)), .stream_id = 7,
-                       .tuple_count = tuples, .sequence = 77};
+    FrameHeader header{
+        .flags = static_cast<std::uint16_t>(kFlagData | (tuples == 0 ? kFlagEndOfStream : 0)),
+        .stream_id = 7,
+        .tuple_count = tuples,
+        .sequence = 77};
     header.payload_bytes = static_cast<std::uint32_t>(bytes);
     RawHeader read{};
     RawHeader derived{};
@@ -136,7 +139,8 @@ TEST(Frame, HeaderFromThePayloadsCrcIsByteForByteTheSame) {
     encode_header_with_payload_crc(header, crc32c(payload) ^ 1u, derived);
     const auto decoded = decode_header(derived, kLimits);
     ASSERT_TRUE(decoded.has_value()) << decoded.error().describe();
-    EXPECT_FALSE(verify_checksum(decoded.value(), derived, payload).has_value()) << bytes << " bytes";
+    EXPECT_FALSE(verify_checksum(decoded.value(), derived, payload).has_value())
+        << bytes << " bytes";
   }
 }
 
@@ -189,9 +193,11 @@ TEST(Frame, HelloFrameRoundTripsWhateverItsStreamId) {
 
 TEST(Frame, HeaderHasTheDocumentedLittleEndianLayout) {
   const auto payload = pattern(16);
-  const Frame frame = make_frame(
-      {.flags = kFlagData, .stream_id = 0x0A0B0C0D, .tuple_count = 1, .sequence = 0x0102030405060708},
-      payload);
+  const Frame frame = make_frame({.flags = kFlagData,
+                                  .stream_id = 0x0A0B0C0D,
+                                  .tuple_count = 1,
+                                  .sequence = 0x0102030405060708},
+                                 payload);
   const std::uint8_t want_prefix[28] = {
       0x42, 0x52, 0x4C, 0x46,                          // magic "BRLF"
       0x01, 0x00,                                      // version
@@ -206,7 +212,8 @@ TEST(Frame, HeaderHasTheDocumentedLittleEndianLayout) {
   }
   const std::uint32_t crc = crc32c(payload, crc32c(std::span{frame.header}.first(kChecksumAt)));
   for (std::size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(std::to_integer<std::uint32_t>(frame.header[kChecksumAt + i]), (crc >> (8 * i)) & 0xFF)
+    EXPECT_EQ(std::to_integer<std::uint32_t>(frame.header[kChecksumAt + i]),
+              (crc >> (8 * i)) & 0xFF)
         << "checksum byte " << i;
   }
 }
@@ -338,8 +345,9 @@ TEST(Frame, ACreditFramesTupleCountIsThePickupReport) {
 TEST(Frame, RejectsAckAndHeartbeatFramesWithTuples) {
   expect_protocol_error(decode_header(raw_header(kFlagAck, 7, 1, 0), kLimits),
                         "ack frame has payload length 0 and tuple count 1 (expected 0 and 0)");
-  expect_protocol_error(decode_header(raw_header(kFlagHeartbeat, 7, 2, 16), kLimits),
-                        "heartbeat frame has payload length 16 and tuple count 2 (expected 0 and 0)");
+  expect_protocol_error(
+      decode_header(raw_header(kFlagHeartbeat, 7, 2, 16), kLimits),
+      "heartbeat frame has payload length 16 and tuple count 2 (expected 0 and 0)");
 }
 
 TEST(Frame, RejectsHelloOfTheWrongSize) {
@@ -396,9 +404,11 @@ TEST(Frame, ChecksumVerifiesFromThePayloadsCrcWithoutReadingIt) {
   auto header = decode_header(frame.header, kLimits);
   ASSERT_TRUE(header.has_value()) << header.error().describe();
   EXPECT_TRUE(verify_checksum_from_crc(header.value(), frame.header, crc32c(payload)).has_value());
-  const auto wrong = verify_checksum_from_crc(header.value(), frame.header, crc32c(payload) ^ 0x100u);
+  const auto wrong =
+      verify_checksum_from_crc(header.value(), frame.header, crc32c(payload) ^ 0x100u);
   ASSERT_TRUE(wrong.has_error());
-  EXPECT_EQ(wrong.error().message.rfind("checksum mismatch: frame says ", 0), 0u) << wrong.error().message;
+  EXPECT_EQ(wrong.error().message.rfind("checksum mismatch: frame says ", 0), 0u)
+      << wrong.error().message;
   frame.header[kSequenceAt] ^= std::byte{0x01};
   header = decode_header(frame.header, kLimits);
   ASSERT_TRUE(header.has_value());

@@ -36,7 +36,9 @@ using Bytes = std::vector<std::byte>;
 
 constexpr std::uint32_t kTupleBytes = 8;
 
-LinkOptions stream_options(std::uint32_t id) { return testing::small_link_options(id, kTupleBytes); }
+LinkOptions stream_options(std::uint32_t id) {
+  return testing::small_link_options(id, kTupleBytes);
+}
 
 Bytes encode(FrameHeader header, const Bytes& payload) {
   header.payload_bytes = static_cast<std::uint32_t>(payload.size());

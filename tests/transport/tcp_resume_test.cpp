@@ -259,8 +259,9 @@ TEST(TcpResume, NothingFollowsTheHelloUntilTheReceiverSaysWhereToResume) {
   EventLoop loop;
   asio::io_context raw;
   tcp::acceptor acceptor(raw, {asio::ip::make_address("127.0.0.1"), 0});
-  auto send = std::move(make_tcp_send_link(loop, {"127.0.0.1", acceptor.local_endpoint().port()}, o))
-                  .value();
+  auto send =
+      std::move(make_tcp_send_link(loop, {"127.0.0.1", acceptor.local_endpoint().port()}, o))
+          .value();
   const auto accept_hello = [&] {
     tcp::socket peer(raw);
     acceptor.accept(peer);

@@ -367,7 +367,8 @@ TEST_F(SleepWaitTest, AfterTenBudgetsWithNothingToDoItBlocksUntilWorkComes) {
   hints_.arrival_rate_hz = 0.0;  // each sleep is the budget
   for (int i = 0; i < 11; ++i) wait.idle(0, source_, hints_);
   // Ten sleeps reach 2 ms of idleness; the eleventh empty poll blocks (no deadline: kMaxBlock).
-  EXPECT_EQ(event_log(), concat({repeat(sleep_event(200us), 10), {"arm", wait_event(kMaxBlock), "disarm"}}));
+  EXPECT_EQ(event_log(),
+            concat({repeat(sleep_event(200us), 10), {"arm", wait_event(kMaxBlock), "disarm"}}));
   EXPECT_EQ(wait.stats().blocks, 1u);
   EXPECT_EQ(wait.stats().sleeps, 10u);
   // Work ends the idle stretch: the next empty poll sleeps again.
@@ -517,7 +518,8 @@ TEST_F(AdaptiveWaitTest, BlocksWhenArrivalsAreRareAndSpinsFirstOnceItPrefersTo) 
   BasicAdaptiveWait<FakeClock> wait{adaptive_config()};
   // One frame per 100 ms: a sleep would span 0.002 of them. The first episode learns that
   // and blocks; the next ones spin S = 20 µs first, the cost of one wake-up.
-  EXPECT_EQ(episode(wait, 10.0), (std::vector<std::string>{"arm", wait_event(kMaxBlock), "disarm"}));
+  EXPECT_EQ(episode(wait, 10.0),
+            (std::vector<std::string>{"arm", wait_event(kMaxBlock), "disarm"}));
   EXPECT_TRUE(wait.prefers_block());
   EXPECT_EQ(episode(wait, 10.0),
             concat({repeat("relax", 20), {"arm", wait_event(kMaxBlock), "disarm"}}));
@@ -794,8 +796,9 @@ TEST(WaitModeNames, UnknownNameIsAConfigErrorListingTheValidOnes) {
   ASSERT_FALSE(parsed.has_value());
   EXPECT_EQ(parsed.error().category, ErrorCategory::config);
   EXPECT_EQ(parsed.error().code, 0);
-  EXPECT_EQ(parsed.error().describe(),
-            "config error: unknown wait mode 'spin' (valid: busy, block, sleep, backoff, adaptive)");
+  EXPECT_EQ(
+      parsed.error().describe(),
+      "config error: unknown wait mode 'spin' (valid: busy, block, sleep, backoff, adaptive)");
   EXPECT_FALSE(parse_wait_mode("Busy").has_value());  // names are case-sensitive
   EXPECT_FALSE(parse_wait_mode("").has_value());
   EXPECT_FALSE(parse_wait_mode("block ").has_value());

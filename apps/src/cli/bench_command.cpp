@@ -9,45 +9,71 @@ using namespace runtime;
 
 void BenchFlags::add_to(CLI::App& app) {
   app.add_flag("--quick", quick,
-               "The one-minute sweep: tcp; busy, block, sleep, adaptive; idle, 1%, 10%, max; 1 repeat of 1 s; "
+               "The one-minute sweep: tcp; busy, block, sleep, adaptive; idle, 1%, 10%, max; 1 "
+               "repeat of 1 s; "
                "the event loops at 100k");
-  app.add_option("--media", media, "Media (default tcp,fabric-msg,fabric-rma)")->delimiter(',')->group("Grid");
-  app.add_option("--provider", provider, "libfabric provider of the fabric media (default tcp;ofi_rxm)")->group("Grid");
-  app.add_option("--waits", waits, "Wait modes (default busy,block,sleep,backoff,adaptive)")->delimiter(',')->group("Grid");
+  app.add_option("--media", media, "Media (default tcp,fabric-msg,fabric-rma)")
+      ->delimiter(',')
+      ->group("Grid");
+  app.add_option("--provider", provider,
+                 "libfabric provider of the fabric media (default tcp;ofi_rxm)")
+      ->group("Grid");
+  app.add_option("--waits", waits, "Wait modes (default busy,block,sleep,backoff,adaptive)")
+      ->delimiter(',')
+      ->group("Grid");
   app.add_option("--rates", rates,
                  "Offered rates: idle, max, N% of the measured maximum, or tuples/s such as 100k "
                  "(default idle,1%,10%,50%,90%,max)")
       ->delimiter(',')->group("Grid");
-  app.add_option("--tuple-bytes", tuple_bytes, "Tuple sizes (default 64)")->delimiter(',')->group("Grid");
-  app.add_option("--batch-bytes", batch_bytes, "Largest frame payloads (default 32768)")->delimiter(',')->group("Grid");
-  app.add_option("--streams", streams,
-                 "Streams into the receiving node, e.g. 1,16,64,256: the --file's source -> sink pair "
-                 "repeated (written as OUT/streams-N.yaml), the offered rate shared among them; each "
-                 "count has its own maximum (default 1)")
-      ->delimiter(',')->group("Grid");
-  app.add_option("--repeats", repeats, "Runs per point; the table shows medians (default 3)")->group("Grid");
+  app.add_option("--tuple-bytes", tuple_bytes, "Tuple sizes (default 64)")
+      ->delimiter(',')
+      ->group("Grid");
+  app.add_option("--batch-bytes", batch_bytes, "Largest frame payloads (default 32768)")
+      ->delimiter(',')
+      ->group("Grid");
+  app.add_option(
+         "--streams", streams,
+         "Streams into the receiving node, e.g. 1,16,64,256: the --file's source -> sink pair "
+         "repeated (written as OUT/streams-N.yaml), the offered rate shared among them; each "
+         "count has its own maximum (default 1)")
+      ->delimiter(',')
+      ->group("Grid");
+  app.add_option("--repeats", repeats, "Runs per point; the table shows medians (default 3)")
+      ->group("Grid");
   app.add_option("--duration", duration_s, "Measured seconds per run (default 3)")->group("Grid");
-  app.add_option("--warmup", warmup_s, "Unmeasured seconds before each run's measurement (default 1)")->group("Grid");
-  app.add_option("--latency-budget", latency_budget_us, "Latency budget of the wait modes, in microseconds (default 200)")->group("Grid");
+  app.add_option("--warmup", warmup_s,
+                 "Unmeasured seconds before each run's measurement (default 1)")
+      ->group("Grid");
+  app.add_option("--latency-budget", latency_budget_us,
+                 "Latency budget of the wait modes, in microseconds (default 200)")
+      ->group("Grid");
   app.add_option("--flush-us", flush_us,
                  "Hold partly filled frames this many microseconds in every run (default: the "
                  "budget less the receiver's reported pickup, docs/design.md \"Flush\")")
       ->group("Grid");
-  app.add_option("--loops", loops,
-                 "Event-loop strategies of the TCP study to run after the grid, or 'none' (default "
-                 "all: epoll-rearm, epoll-lazy, epoll-et, uring-batched, recycled, thread-per-link, sigio)")
-      ->delimiter(',')->group("Event-loop study");
-  app.add_option("--loop-rates", loop_rates, "Their offered rates: tuples/s or max (default 10k,100k,max)")
-      ->delimiter(',')->group("Event-loop study");
-  auto* file_option =
-      app.add_option("--file", file, "Two-node network file each run launches")->capture_default_str();
+  app.add_option(
+         "--loops", loops,
+         "Event-loop strategies of the TCP study to run after the grid, or 'none' (default "
+         "all: epoll-rearm, epoll-lazy, epoll-et, uring-batched, recycled, thread-per-link, sigio)")
+      ->delimiter(',')
+      ->group("Event-loop study");
+  app.add_option("--loop-rates", loop_rates,
+                 "Their offered rates: tuples/s or max (default 10k,100k,max)")
+      ->delimiter(',')
+      ->group("Event-loop study");
+  auto* file_option = app.add_option("--file", file, "Two-node network file each run launches")
+                          ->capture_default_str();
   auto* network_option = app.add_option(
       "--network", network,
       "Any network file (e.g. a NEXMark query): run as written, measured per source event "
       "(events/s, per core, CPU-us each); rates are events/s; no event-loop study by default");
   network_option->excludes(file_option);
-  app.add_option("--out", out, "Directory for bench.jsonl, bench.csv, summary.txt and the PNG plots")->capture_default_str();
-  app.add_option("--time-limit", time_limit_min, "Refuse a grid estimated longer than this many minutes")->capture_default_str();
+  app.add_option("--out", out,
+                 "Directory for bench.jsonl, bench.csv, summary.txt and the PNG plots")
+      ->capture_default_str();
+  app.add_option("--time-limit", time_limit_min,
+                 "Refuse a grid estimated longer than this many minutes")
+      ->capture_default_str();
   app.add_flag("--no-iperf", no_iperf, "Skip the iperf3 loopback reference");
   app.add_option("--contaminated", contaminated,
                  "A run beside more than 0.05 cores of other processes' load: 'repeat' it once "
@@ -60,7 +86,8 @@ void BenchFlags::add_to(CLI::App& app) {
                  "Instead of the sweep: measure the sustained maximum of --file (one run at max of "
                  "--warmup + --duration, default 1 + 60 s, taken at its slowest 10 % of seconds), "
                  "then run it at 80% of that for DURATION (600 = seconds, 30s, 10m, "
-                 "1h), scraping every node's live metrics once a second (--rates: one other load, N% or tuples/s). Writes OUT/soak.csv (per "
+                 "1h), scraping every node's live metrics once a second (--rates: one other load, "
+                 "N% or tuples/s). Writes OUT/soak.csv (per "
                  "second and node: RSS, send-buffer occupancy, tuples/s, loss, p99), OUT/soak.txt "
                  "and OUT/soak.png; prints a verdict of flatness (exit 0 flat, 1 not). One medium "
                  "(default tcp) and one wait mode (default sleep)")
@@ -107,7 +134,9 @@ LoopPlan BenchFlags::loop_plan(const BenchGrid& grid, std::vector<std::string>& 
   LoopPlan plan;
   plan.strategies = loop_strategy_names();
   if (grid.network) plan.strategies.clear();  // the study is of the two-node transport
-  if (!loops.empty()) plan.strategies = loops == std::vector<std::string>{"none"} ? std::vector<std::string>{} : loops;
+  if (!loops.empty())
+    plan.strategies =
+        loops == std::vector<std::string>{"none"} ? std::vector<std::string>{} : loops;
   std::vector<std::string> rate_texts = quick ? std::vector<std::string>{"100k"}
                                               : std::vector<std::string>{"10k", "100k", "max"};
   if (!loop_rates.empty()) rate_texts = loop_rates;
@@ -115,7 +144,8 @@ LoopPlan BenchFlags::loop_plan(const BenchGrid& grid, std::vector<std::string>& 
     if (auto point = parse_rate_point(text)) {
       plan.rates.push_back(point.value());
     } else {
-      problems.push_back("--loop-rates: " + point.error().message.substr(std::string("--rates: ").size()));
+      problems.push_back("--loop-rates: " +
+                         point.error().message.substr(std::string("--rates: ").size()));
     }
   }
   plan.repeats = grid.repeats;
@@ -143,11 +173,13 @@ SoakOptions soak_options(const BenchFlags& flags, std::vector<std::string>& prob
   grid.repeats = 1;
   BenchFlags sweep = flags;
   if (flags.rates.size() > 1) {
-    problems.emplace_back("--rates: a soak runs at one rate, got " + std::to_string(flags.rates.size()));
+    problems.emplace_back("--rates: a soak runs at one rate, got " +
+                          std::to_string(flags.rates.size()));
   } else if (flags.rates.size() == 1) {
     if (auto point = parse_rate_point(flags.rates.front()); !point) {
       problems.push_back(point.error().message);
-    } else if (point.value().kind == RatePoint::Kind::idle || point.value().kind == RatePoint::Kind::max) {
+    } else if (point.value().kind == RatePoint::Kind::idle ||
+               point.value().kind == RatePoint::Kind::max) {
       problems.push_back("--rates: a soak runs below the maximum: give N% of it or tuples/s, not " +
                          point.value().label);
     } else {
@@ -169,15 +201,19 @@ SoakOptions soak_options(const BenchFlags& flags, std::vector<std::string>& prob
   if (!flags.streams.empty()) problems.emplace_back("--streams: a soak runs the --file as written");
   // The run at max lasts a minute unless told: long enough to see a shared machine's slow
   // stretches (README "Soak"), which a few seconds at max do not.
-  grid.duration = flags.duration_s ? flagged.duration : std::chrono::duration<double>(kSoakMaxSeconds);
+  grid.duration =
+      flags.duration_s ? flagged.duration : std::chrono::duration<double>(kSoakMaxSeconds);
   grid.warmup = flagged.warmup;
   grid.latency_budget_us = flagged.latency_budget_us;
   grid.flush_us = flagged.flush_us;
-  for (const auto& [flag, count] : {std::pair<const char*, std::size_t>{"--media", grid.media.size()},
-                                    {"--waits", grid.waits.size()},
-                                    {"--tuple-bytes", grid.tuple_bytes.size()},
-                                    {"--batch-bytes", grid.batch_bytes.size()}}) {
-    if (count != 1) problems.push_back(std::string(flag) + ": a soak takes one value, got " + std::to_string(count));
+  for (const auto& [flag, count] :
+       {std::pair<const char*, std::size_t>{"--media", grid.media.size()},
+        {"--waits", grid.waits.size()},
+        {"--tuple-bytes", grid.tuple_bytes.size()},
+        {"--batch-bytes", grid.batch_bytes.size()}}) {
+    if (count != 1)
+      problems.push_back(std::string(flag) + ": a soak takes one value, got " +
+                         std::to_string(count));
   }
   grid.rates = {parse_rate_point("max").value()};  // the calibration run's; the soak sets its own
   for (auto& p : check(grid)) problems.push_back(std::move(p));

@@ -31,7 +31,8 @@ struct BenchFlags {
   std::string out = "bench-out";
   int time_limit_min = 60;
   bool no_iperf = false, no_plots = false;
-  std::string contaminated = "repeat";  // --contaminated: repeat a run beside other load, or keep it
+  std::string contaminated =
+      "repeat";             // --contaminated: repeat a run beside other load, or keep it
   std::string plot_script;  // scripts/bench_plot.py (main sets it)
   std::string soak;         // --soak DURATION: a soak instead of the sweep (bench_soak.hpp)
 
@@ -45,7 +46,8 @@ struct BenchFlags {
 [[nodiscard]] runtime::SoakOptions soak_options(const BenchFlags& flags,
                                                 std::vector<std::string>& problems);
 
-// Checks everything, then runs the sweep (or, with --soak, the soak). Returns the exit status (see run_bench).
+// Checks everything, then runs the sweep (or, with --soak, the soak). Returns the exit status (see
+// run_bench).
 [[nodiscard]] int bench_command(const BenchFlags& flags, const std::string& command);
 
 }  // namespace boreal::cli

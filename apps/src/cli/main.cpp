@@ -65,20 +65,27 @@ struct OverrideFlags {
     app.add_option("--latency-budget", values.latency_budget_us,
                    "Largest delay a wait may add, in microseconds (default 200)")
         ->group("Transport (overrides the file)");
-    app.add_option("--spin-us", values.spin_us, "Spin budget before yielding or blocking, in microseconds")
+    app.add_option("--spin-us", values.spin_us,
+                   "Spin budget before yielding or blocking, in microseconds")
         ->group("Transport (overrides the file)");
-    app.add_option("--batch-bytes", values.batch_bytes, "Largest frame payload in bytes (default 32768)")
+    app.add_option("--batch-bytes", values.batch_bytes,
+                   "Largest frame payload in bytes (default 32768)")
         ->group("Transport (overrides the file)");
     app.add_option("--flush-us", values.flush_us,
-                   "Send a partly filled frame once it is this old, in microseconds (default: half the latency budget)")
+                   "Send a partly filled frame once it is this old, in microseconds (default: half "
+                   "the latency budget)")
         ->group("Transport (overrides the file)");
-    app.add_option("--window", values.window, "Receive window in frames = initial credit (default 64)")
+    app.add_option("--window", values.window,
+                   "Receive window in frames = initial credit (default 64)")
         ->group("Transport (overrides the file)");
-    app.add_option("--rate", values.rate, "Offered rate of every source: tuples/s (nexmark: events/s), 'max' or 'idle'")
+    app.add_option("--rate", values.rate,
+                   "Offered rate of every source: tuples/s (nexmark: events/s), 'max' or 'idle'")
         ->group("Sources (override the file)");
-    app.add_option("--tuples", values.tuples, "Stop every source after this many tuples (nexmark: events; 0 = no limit)")
+    app.add_option("--tuples", values.tuples,
+                   "Stop every source after this many tuples (nexmark: events; 0 = no limit)")
         ->group("Sources (override the file)");
-    app.add_option("--duration", values.duration_s, "Stop every source after this many seconds (0 = no limit)")
+    app.add_option("--duration", values.duration_s,
+                   "Stop every source after this many seconds (0 = no limit)")
         ->group("Sources (override the file)");
     app.add_option("--warmup", values.warmup_s,
                    "Seconds after the links start that are not measured (CPU, rates, latency)")
@@ -293,9 +300,10 @@ int demo_command(const std::string& file, const std::vector<std::string>& modes,
         if (box.source) duration = box.source->duration.count();
       }
       std::cerr << "boreal demo: " << spec->nodes.size() << " processes on loopback, "
-                << config.medium << (config.provider.empty() ? "" : " (provider " + config.provider + ")")
-                << ", " << config.tuple_bytes << "-byte tuples at "
-                << rate_text(config.offered_rate) << ", " << duration << " s per wait mode, "
+                << config.medium
+                << (config.provider.empty() ? "" : " (provider " + config.provider + ")") << ", "
+                << config.tuple_bytes << "-byte tuples at " << rate_text(config.offered_rate)
+                << ", " << duration << " s per wait mode, "
                 << "latency budget " << config.latency_budget_us << " us\n";
     }
     std::cerr << "[" << index << "/" << modes.size() << "] wait mode " << mode << " ...\n";
@@ -356,9 +364,12 @@ int main(int argc, char** argv) {
   std::string run_json;
   OverrideFlags run_flags;
   run->add_option("FILE", run_file, "Network file (YAML)")->required();
-  run->add_option("--node", run_node_name, "Which node this process is (else $BOREAL_NODE or $SLURM_PROCID)");
-  run->add_option("--address", run_addresses, "Move a node: NAME=URI, e.g. dst=tcp://127.0.0.1:7200 (repeatable)");
-  run->add_option("--timeout", run_timeout, "Give up after this many seconds (default: sources' duration + 30 s)");
+  run->add_option("--node", run_node_name,
+                  "Which node this process is (else $BOREAL_NODE or $SLURM_PROCID)");
+  run->add_option("--address", run_addresses,
+                  "Move a node: NAME=URI, e.g. dst=tcp://127.0.0.1:7200 (repeatable)");
+  run->add_option("--timeout", run_timeout,
+                  "Give up after this many seconds (default: sources' duration + 30 s)");
   run->add_option("--json", run_json, "Write the JSON lines here ('-' = stdout, the default)");
   std::optional<std::uint16_t> run_metrics_port;
   run->add_option("--metrics-port", run_metrics_port,
@@ -368,7 +379,8 @@ int main(int argc, char** argv) {
   run->footer("Prints progress and a final node report as JSON lines on stdout.");
 
   // check
-  auto* check = app.add_subcommand("check", "Check a network file and print its plan, or every problem");
+  auto* check =
+      app.add_subcommand("check", "Check a network file and print its plan, or every problem");
   std::string check_file;
   OverrideFlags check_flags;
   check->add_option("FILE", check_file, "Network file (YAML)")->required();
@@ -378,7 +390,8 @@ int main(int argc, char** argv) {
                 "FILE:LINE:COL: PATH: WHAT and exits 2. run and launch run the same checks first.");
 
   // launch
-  auto* launch_cmd = app.add_subcommand("launch", "Run every node of a network file as local processes");
+  auto* launch_cmd =
+      app.add_subcommand("launch", "Run every node of a network file as local processes");
   std::string launch_file;
   bool launch_free_ports = false;
   double launch_timeout = 0;
@@ -389,8 +402,9 @@ int main(int argc, char** argv) {
   launch_cmd->add_option("FILE", launch_file, "Network file (YAML)")->required();
   launch_cmd->add_flag("--free-ports", launch_free_ports, "Move loopback nodes to free TCP ports");
   launch_cmd->add_option("--timeout", launch_timeout, "Stop the nodes after this many seconds");
-  launch_cmd->add_option("--json", launch_json,
-                         "Write every JSON line (progress, node reports, the run summary) here; '-' = stdout");
+  launch_cmd->add_option(
+      "--json", launch_json,
+      "Write every JSON line (progress, node reports, the run summary) here; '-' = stdout");
   launch_cmd->add_flag("--quiet", launch_quiet, "No progress lines on stderr");
   std::optional<std::uint16_t> launch_metrics_port;
   launch_cmd->add_option("--metrics-port", launch_metrics_port,
@@ -398,45 +412,60 @@ int main(int argc, char** argv) {
                          "(0 = free ports, printed on stderr); see docs/metrics.md");
   launch_flags.add_to(*launch_cmd);
   launch_netns.add_to(*launch_cmd);
-  launch_cmd->footer("Prints the run table on stdout, then a table per box, per link and per node.\n"
-                     "Example: boreal launch apps/examples/demo.yaml --wait sleep --rate 100000 --duration 5\n"
-                     "As root, each node in a network namespace of its own:\n"
-                     "         boreal launch apps/examples/demo.yaml --netns --link-delay 1ms");
+  launch_cmd->footer(
+      "Prints the run table on stdout, then a table per box, per link and per node.\n"
+      "Example: boreal launch apps/examples/demo.yaml --wait sleep --rate 100000 --duration 5\n"
+      "As root, each node in a network namespace of its own:\n"
+      "         boreal launch apps/examples/demo.yaml --netns --link-delay 1ms");
 
   // demo
-  auto* demo = app.add_subcommand("demo", "Stream between two local processes once per wait mode and print one table");
+  auto* demo = app.add_subcommand(
+      "demo", "Stream between two local processes once per wait mode and print one table");
   std::string demo_file = default_demo_file();
   std::vector<std::string> demo_modes = {"busy", "block", "sleep", "backoff", "adaptive"};
   std::string demo_json;
   OverrideFlags demo_flags;
   demo->add_option("--file", demo_file, "Network file to run")->capture_default_str();
-  demo->add_option("--modes", demo_modes, "Wait modes to run, in order")->delimiter(',')->capture_default_str();
+  demo->add_option("--modes", demo_modes, "Wait modes to run, in order")
+      ->delimiter(',')
+      ->capture_default_str();
   demo->add_option("--json", demo_json, "Also write every JSON line here ('-' = stdout)");
   demo_flags.add_to(*demo);
-  demo->footer("Columns: wait mode; tuples/s and MB/s received; CPU-us per tuple of the sending and\n"
-               "receiving process and of the whole machine (wall x CPUs - idle, softirq included);\n"
-               "cores the machine used; end-to-end latency percentiles in microseconds.");
+  demo->footer(
+      "Columns: wait mode; tuples/s and MB/s received; CPU-us per tuple of the sending and\n"
+      "receiving process and of the whole machine (wall x CPUs - idle, softirq included);\n"
+      "cores the machine used; end-to-end latency percentiles in microseconds.");
 
   // nexmark
-  auto* nexmark = app.add_subcommand("nexmark", "Write the NEXMark events of an id range as CSV files (for the oracle)");
+  auto* nexmark = app.add_subcommand(
+      "nexmark", "Write the NEXMark events of an id range as CSV files (for the oracle)");
   boreal::cli::NexmarkDumpFlags nexmark_flags;
-  nexmark->add_option("--events", nexmark_flags.events, "How many events (of every kind)")->required();
-  nexmark->add_option("--out", nexmark_flags.out, "Directory for persons.csv, auctions.csv and bids.csv")->required();
-  nexmark->add_option("--first-event", nexmark_flags.first_event, "The first event id")->capture_default_str();
-  nexmark->add_option("--gap-us", nexmark_flags.gap_us, "Event time between events, microseconds")->capture_default_str();
+  nexmark->add_option("--events", nexmark_flags.events, "How many events (of every kind)")
+      ->required();
+  nexmark
+      ->add_option("--out", nexmark_flags.out,
+                   "Directory for persons.csv, auctions.csv and bids.csv")
+      ->required();
+  nexmark->add_option("--first-event", nexmark_flags.first_event, "The first event id")
+      ->capture_default_str();
+  nexmark->add_option("--gap-us", nexmark_flags.gap_us, "Event time between events, microseconds")
+      ->capture_default_str();
   nexmark->add_option("--max-delay-ms", nexmark_flags.max_delay_ms,
                       "Bounded out-of-orderness: date_time moved earlier by up to this many ms")
       ->capture_default_str();
-  nexmark->footer("The same events a nexmark source with these parameters generates (docs/nexmark.md).\n"
-                  "Example: boreal nexmark --events 100000 --out /tmp/nx && "
-                  "python3 scripts/nexmark/oracle.py --events /tmp/nx --query all --out-dir /tmp/nx/expected");
+  nexmark->footer(
+      "The same events a nexmark source with these parameters generates (docs/nexmark.md).\n"
+      "Example: boreal nexmark --events 100000 --out /tmp/nx && "
+      "python3 scripts/nexmark/oracle.py --events /tmp/nx --query all --out-dir /tmp/nx/expected");
 
   // bench
-  auto* bench = app.add_subcommand("bench", "Sweep media x wait modes x offered rates: CPU per tuple, latency, plots");
+  auto* bench = app.add_subcommand(
+      "bench", "Sweep media x wait modes x offered rates: CPU per tuple, latency, plots");
   BenchFlags bench_flags;
   bench_flags.file = default_demo_file();
   bench_flags.plot_script =
-      (std::filesystem::path(BOREAL_EXAMPLES_DIR).parent_path().parent_path() / "scripts" / "bench_plot.py")
+      (std::filesystem::path(BOREAL_EXAMPLES_DIR).parent_path().parent_path() / "scripts" /
+       "bench_plot.py")
           .string();
   bench_flags.add_to(*bench);
   bench->footer(
@@ -444,7 +473,8 @@ int main(int argc, char** argv) {
       "N% are fractions of the maximum measured first in the same sweep. Progress on stderr; the\n"
       "summary table on stdout; OUT/bench.csv (medians, spread), OUT/bench.jsonl (every run),\n"
       "OUT/*.png. Each file records the machine, the commit and this command.\n"
-      "--soak DURATION runs one load for long instead (80% of the sustained maximum; README \"Soak\").\n"
+      "--soak DURATION runs one load for long instead (80% of the sustained maximum; README "
+      "\"Soak\").\n"
       "Examples: boreal bench --quick\n"
       "          boreal bench --media tcp --waits sleep,adaptive --rates 10k,100k,max --repeats 5\n"
       "          boreal bench --soak 10m --out soak-out");

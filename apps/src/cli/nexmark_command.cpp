@@ -23,7 +23,8 @@ int nexmark_command(const NexmarkDumpFlags& flags) {
   std::error_code ec;
   std::filesystem::create_directories(flags.out, ec);
   if (ec) {
-    std::cerr << "boreal nexmark: cannot create directory '" << flags.out << "': " << ec.message() << "\n";
+    std::cerr << "boreal nexmark: cannot create directory '" << flags.out << "': " << ec.message()
+              << "\n";
     return 2;
   }
   constexpr std::size_t kRows = 4096;
@@ -35,7 +36,8 @@ int nexmark_command(const NexmarkDumpFlags& flags) {
     params.stream = streams[i];
     auto gen = ops::NexmarkGenerator::make(params).value();  // validated above
     const std::string path =
-        (std::filesystem::path(flags.out) / (std::string(ops::to_string(streams[i])) + ".csv")).string();
+        (std::filesystem::path(flags.out) / (std::string(ops::to_string(streams[i])) + ".csv"))
+            .string();
     auto writer = ops::CsvWriter::make({.path = path}, gen.schema());
     if (!writer) {
       std::cerr << "boreal nexmark: " << writer.error().describe() << "\n";
@@ -58,8 +60,8 @@ int nexmark_command(const NexmarkDumpFlags& flags) {
   const std::uint64_t last = flags.first_event + flags.events - 1;
   std::cout << "wrote " << rows[0] << " persons, " << rows[1] << " auctions and " << rows[2]
             << " bids (events " << flags.first_event << " to " << last << ") to " << flags.out
-            << "; last event time " << ops::NexmarkGenerator::event_time_ms(last, flags.gap_us) * 1'000'000
-            << " ns\n";
+            << "; last event time "
+            << ops::NexmarkGenerator::event_time_ms(last, flags.gap_us) * 1'000'000 << " ns\n";
   return 0;
 }
 

@@ -216,7 +216,8 @@ transport::Result<std::uint16_t> free_tcp_port(const std::string& host, std::uin
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = 0;
-  if (::inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host.c_str(), &address.sin_addr) != 1) {
+  if (::inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host.c_str(), &address.sin_addr) !=
+      1) {
     ::close(fd);
     return fail(ErrorCategory::config, 0, "free port: '" + host + "' is not an IPv4 address");
   }
@@ -234,7 +235,8 @@ transport::Result<std::uint16_t> free_tcp_port(const std::string& host, std::uin
         return first;
       }
       const int next = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (next < 0) return fail(ErrorCategory::io, errno, std::string("socket: ") + std::strerror(errno));
+      if (next < 0)
+        return fail(ErrorCategory::io, errno, std::string("socket: ") + std::strerror(errno));
       // A fresh socket for the next attempt (this one is closed).
       fd = next;
     }
@@ -269,7 +271,8 @@ std::optional<std::string> check_netns(const NetworkSpec& spec, const LaunchOpti
   return netns_unavailable(::geteuid(), find_tool("ip"));
 }
 
-std::optional<std::string> check_metrics_port(const NetworkSpec& spec, const LaunchOptions& options) {
+std::optional<std::string> check_metrics_port(const NetworkSpec& spec,
+                                              const LaunchOptions& options) {
   if (!options.metrics_port || *options.metrics_port == 0) return std::nullopt;
   const std::size_t last = *options.metrics_port + spec.nodes.size() - 1;
   if (last <= 65535) return std::nullopt;
@@ -406,7 +409,8 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
     if (options.metrics_port) {
       const auto index = static_cast<std::size_t>(node - spec.nodes.data());
       args.emplace_back("--metrics-port");
-      args.push_back(std::to_string(*options.metrics_port == 0 ? 0 : *options.metrics_port + index));
+      args.push_back(
+          std::to_string(*options.metrics_port == 0 ? 0 : *options.metrics_port + index));
     }
     std::string executable = options.executable;
     if (options.netns) {
@@ -512,12 +516,16 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
     const BoxSpec* producer = in == nullptr ? nullptr : spec.find_box(in->producer);
     pass_through = pass_through && producer != nullptr && producer->type == "source";
   }
-  const bool has_sender = std::any_of(result.nodes.begin(), result.nodes.end(), [](const NodeReport& r) {
-    return std::any_of(r.boxes.begin(), r.boxes.end(), [](const BoxReport& b) { return b.type == "source"; });
-  });
-  const bool has_receiver = std::any_of(result.nodes.begin(), result.nodes.end(), [](const NodeReport& r) {
-    return std::any_of(r.boxes.begin(), r.boxes.end(), [](const BoxReport& b) { return b.type == "sink"; });
-  });
+  const bool has_sender =
+      std::any_of(result.nodes.begin(), result.nodes.end(), [](const NodeReport& r) {
+        return std::any_of(r.boxes.begin(), r.boxes.end(),
+                           [](const BoxReport& b) { return b.type == "source"; });
+      });
+  const bool has_receiver =
+      std::any_of(result.nodes.begin(), result.nodes.end(), [](const NodeReport& r) {
+        return std::any_of(r.boxes.begin(), r.boxes.end(),
+                           [](const BoxReport& b) { return b.type == "sink"; });
+      });
   if (has_sender && has_receiver) {
     result.summary = summarize_network(run_config_of(spec), result.nodes, pass_through);
     // The summary's own findings (counts, checksums, losses) fail the launch too.

@@ -97,7 +97,8 @@ template <class Poller>
 }
 
 template <class Poller>
-[[nodiscard]] transport::Result<void> run_receiver_with(RecvCore& core, const StudyControl& control) {
+[[nodiscard]] transport::Result<void> run_receiver_with(RecvCore& core,
+                                                        const StudyControl& control) {
   Poller poller(core);
   if (auto ok = poller.open(); !ok) return ok;
   return drive_receiver(core, poller, control);

@@ -46,7 +46,8 @@ std::string frames_file(const std::string& path, std::uint64_t generation) {
 transport::Result<void> write_durably(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return fail(ErrorCategory::io, errno, "cannot write checkpoint " + path + ": " + std::strerror(errno));
+    return fail(ErrorCategory::io, errno,
+                "cannot write checkpoint " + path + ": " + std::strerror(errno));
   }
   const auto written = ::write(fd, text.data(), text.size());
   const int write_errno = errno;
@@ -66,7 +67,8 @@ transport::Result<std::optional<Checkpoint>> load_checkpoint(const std::string& 
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) return std::optional<Checkpoint>{};
-    return fail(ErrorCategory::io, errno, "cannot read checkpoint " + path + ": " + std::strerror(errno));
+    return fail(ErrorCategory::io, errno,
+                "cannot read checkpoint " + path + ": " + std::strerror(errno));
   }
   std::stringstream text;
   text << in.rdbuf();

@@ -4,9 +4,9 @@
 //
 // The node writes it on its thread between duty cycles, when every frame delivered so far has
 // gone through its boxes into its sinks (a checkpointing node runs one thread and only boxes
-// without state or whose state it saves: parse_network() checks), then acknowledges each input up to the frame it
-// recorded, so the senders keep every frame after it. The file is JSON, replaced atomically
-// (written beside it, then renamed over it), and removed when the node finishes its run.
+// without state or whose state it saves: parse_network() checks), then acknowledges each input up
+// to the frame it recorded, so the senders keep every frame after it. The file is JSON, replaced
+// atomically (written beside it, then renamed over it), and removed when the node finishes its run.
 #pragma once
 
 #include <cstddef>

@@ -63,7 +63,8 @@ class FlushHold {
 
   // What the way between the hosts and the receiving boxes get: a tenth of the budget, and
   // 10 µs more (a loopback write reaches the receiving socket in a few µs).
-  [[nodiscard]] static constexpr std::chrono::nanoseconds margin(std::chrono::nanoseconds budget) noexcept {
+  [[nodiscard]] static constexpr std::chrono::nanoseconds margin(
+      std::chrono::nanoseconds budget) noexcept {
     return budget / 10 + std::chrono::microseconds{10};
   }
   // The hold for a receiver's pickup p99 and the sender's lateness p99 within `budget`, at

@@ -43,7 +43,8 @@ ops::Batch* LinkWriter::open() {
 void LinkWriter::commit(bool end, std::uint32_t payload_crc) {
   owner_.check();
   used_ = static_cast<std::uint32_t>(batch_.size());
-  commit_open(end ? transport::kFlagData | transport::kFlagEndOfStream : transport::kFlagData, payload_crc);
+  commit_open(end ? transport::kFlagData | transport::kFlagEndOfStream : transport::kFlagData,
+              payload_crc);
   if (end) ended_ = true;
 }
 
@@ -159,7 +160,8 @@ int LinkWriter::pump(SteadyTime now) {
 }
 
 SteadyTime LinkWriter::deadline() const noexcept {
-  if (open_ && used_ > 0) return opened_at_ + std::chrono::duration_cast<SteadyTime::duration>(hold_.get());
+  if (open_ && used_ > 0)
+    return opened_at_ + std::chrono::duration_cast<SteadyTime::duration>(hold_.get());
   return SteadyTime::max();
 }
 

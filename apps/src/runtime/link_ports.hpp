@@ -111,7 +111,9 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   [[nodiscard]] std::uint64_t frames() const noexcept { return frames_; }
   [[nodiscard]] std::size_t backlog_peak_bytes() const noexcept { return backlog_peak_; }
   // Bytes of rows waiting for credit now.
-  [[nodiscard]] std::size_t backlog_bytes() const noexcept { return backlog_.size() - backlog_head_; }
+  [[nodiscard]] std::size_t backlog_bytes() const noexcept {
+    return backlog_.size() - backlog_head_;
+  }
   // Rows that arrived after the link failed: not sent (the node reports the failure).
   [[nodiscard]] std::uint64_t dropped() const noexcept { return dropped_; }
   // Time the writer spent backlogged (its producers held back), as of the last pump().

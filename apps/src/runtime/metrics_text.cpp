@@ -216,8 +216,9 @@ void render_links(Exposition& out, const MetricsSample& s) {
              "The receiver's pickup latency p99 (a frame's arrival at its host to its thread "
              "reading it), as last reported in a credit frame; 0: no report.",
              "gauge");
-  link_series(out, s, "boreal_link_pickup_p99_seconds",
-              [](const ThreadFigures&, const LinkFigures& f) { return f.stats.pickup_p99_us * 1e-6; });
+  link_series(
+      out, s, "boreal_link_pickup_p99_seconds",
+      [](const ThreadFigures&, const LinkFigures& f) { return f.stats.pickup_p99_us * 1e-6; });
   out.family("boreal_link_flush_hold_seconds",
              "Sending end: how long a partly filled frame is held before it leaves.", "gauge");
   link_series(

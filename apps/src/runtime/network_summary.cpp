@@ -82,7 +82,8 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
       s.checksum_ok = false;
       s.checksum_compared = false;
       s.tuples_measured = sender.tuples_sent_measured;
-      s.tuples_per_s = sender.window_s > 0 ? static_cast<double>(s.tuples_measured) / sender.window_s : 0;
+      s.tuples_per_s =
+          sender.window_s > 0 ? static_cast<double>(s.tuples_measured) / sender.window_s : 0;
       s.cpu_us_per_tuple_sender = per_tuple_us(sender.process_cpu_s, s.tuples_measured);
       s.cpu_us_per_tuple_receiver = per_tuple_us(receiver.process_cpu_s, s.tuples_measured);
       // A check sink behind operators still sees its sequence: gaps and repeats are errors.
@@ -105,9 +106,11 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
   double source_window_s = 0;
   for (const NodeReport& report : nodes) {
     s.events_measured += report.events_sent_measured;
-    if (report.events_sent_measured > 0) source_window_s = std::max(source_window_s, report.window_s);
+    if (report.events_sent_measured > 0)
+      source_window_s = std::max(source_window_s, report.window_s);
   }
-  if (source_window_s > 0) s.events_per_s = static_cast<double>(s.events_measured) / source_window_s;
+  if (source_window_s > 0)
+    s.events_per_s = static_cast<double>(s.events_measured) / source_window_s;
   // The machine's figures against every node of the run (not only the two ends): the first
   // node that measured the machine, split into the run's share and other load.
   std::vector<const NodeReport*> all;
@@ -125,7 +128,8 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
   for (const NodeReport& report : nodes) {
     for (const auto& e : report.errors) {
       const std::string line = report.node + ": " + e;
-      if (std::find(s.errors.begin(), s.errors.end(), line) == s.errors.end()) s.errors.push_back(line);
+      if (std::find(s.errors.begin(), s.errors.end(), line) == s.errors.end())
+        s.errors.push_back(line);
     }
   }
   return s;

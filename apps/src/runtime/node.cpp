@@ -291,7 +291,8 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
     runs[0]->meter.tick(std::cerr);
     if (options.progress_interval.count() > 0 && now - last_progress >= options.progress_interval) {
       last_progress = now;
-      out << progress_line(*self, meters, std::chrono::duration<double>(now - node_start).count()).dump()
+      out << progress_line(*self, meters, std::chrono::duration<double>(now - node_start).count())
+                 .dump()
           << std::endl;
     }
   };

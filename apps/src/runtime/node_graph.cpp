@@ -56,9 +56,11 @@ Placement place(const NetworkSpec& spec, const StreamSpec& stream, std::string_v
 // A link writer's hold (flush_hold.hpp): fixed when the stream gives flush_us, or when a
 // source's rows reach the writer through a fan-out (the source held them already, and the
 // two holds together must stay within the budget); else adapting to the receiver.
-FlushHold flush_hold(const NetworkSpec& spec, const StreamSpec& stream, bool source_writes_directly) {
+FlushHold flush_hold(const NetworkSpec& spec, const StreamSpec& stream,
+                     bool source_writes_directly) {
   const BoxSpec* producer = spec.find_box(stream.producer);
-  const bool held_upstream = producer != nullptr && producer->type == "source" && !source_writes_directly;
+  const bool held_upstream =
+      producer != nullptr && producer->type == "source" && !source_writes_directly;
   if (stream.transport.flush_given || held_upstream) return FlushHold(stream.transport.flush);
   return FlushHold(stream.transport.flush, stream.transport.wait.latency_budget);
 }
@@ -177,7 +179,8 @@ transport::Result<ThreadLinks> make_thread_links(const std::vector<transport::Ev
     for (std::uint32_t to : p.consumers) {
       if (to == p.home) continue;
       transport::LinkOptions options = link_options(spec, stream, *stream.tuple_schema);
-      options.name = stream.name + " (thread " + std::to_string(p.home) + " to " + std::to_string(to) + ")";
+      options.name =
+          stream.name + " (thread " + std::to_string(p.home) + " to " + std::to_string(to) + ")";
       auto pair = transport::make_inproc_link(*loops.at(p.home), *loops.at(to), options);
       if (!pair) return std::move(pair).error();
       links.emplace(std::make_pair(stream.name, to), std::move(pair).value());
@@ -207,11 +210,14 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     return it == graph->resumed->inputs.end() ? 0 : it->second;
   };
   const std::string& me = self.name;
-  auto schema_of = [](const StreamSpec& stream) -> const ops::Schema& { return *stream.tuple_schema; };
+  auto schema_of = [](const StreamSpec& stream) -> const ops::Schema& {
+    return *stream.tuple_schema;
+  };
   auto on_this_thread = [&](const BoxSpec& box) { return box.node == me && box.thread == thread; };
   for (const StreamSpec& stream : spec.streams) {
     if (!stream.tuple_schema) {
-      return fail(ErrorCategory::config, 0, spec.file_name + ": " + stream_label(stream) + " has no schema");
+      return fail(ErrorCategory::config, 0,
+                  spec.file_name + ": " + stream_label(stream) + " has no schema");
     }
     const Placement p = place(spec, stream, me);
     const bool consumed_here =
@@ -223,7 +229,9 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     if (p.here && p.home != thread && consumed_here) {
       auto it = links.find(std::make_pair(stream.name, thread));
       if (it == links.end() || !it->second.recv) {
-        return fail(ErrorCategory::config, 0, spec.file_name + ": " + stream_label(stream) + " has no ring to thread " + std::to_string(thread));
+        return fail(ErrorCategory::config, 0,
+                    spec.file_name + ": " + stream_label(stream) + " has no ring to thread " +
+                        std::to_string(thread));
       }
       graph->inproc_in.push_back(std::move(it->second.recv));
       graph->readers.push_back(std::make_unique<LinkReader>(
@@ -280,7 +288,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       graph->readers.back()->end_from_checkpoint();
     }
     graph->acknowledged_.push_back(options.resume_after);
-    graph->checkpoint_every_.push_back(std::uint64_t{kCheckpointBackupWindows - 1} * options.window);
+    graph->checkpoint_every_.push_back(std::uint64_t{kCheckpointBackupWindows - 1} *
+                                       options.window);
   }
 
   // The boxes, in arrow order.
@@ -309,7 +318,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       continue;
     }
     if (!box.plan) {
-      return fail(ErrorCategory::config, 0, spec.file_name + ": box '" + box.name + "' has no plan");
+      return fail(ErrorCategory::config, 0,
+                  spec.file_name + ": box '" + box.name + "' has no plan");
     }
     auto made = box.plan->make(output_batch_rows(spec, box));
     if (!made) {
@@ -319,7 +329,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     const StreamSpec* first_in = box.inputs.empty() ? nullptr : spec.find_stream(box.inputs[0]);
     auto runner = std::make_unique<BoxRunner>(
         box.name, std::move(made).value(),
-        ticks_on_clock(box, first_in != nullptr && first_in->tuple_schema ? &*first_in->tuple_schema : nullptr));
+        ticks_on_clock(box, first_in != nullptr && first_in->tuple_schema ? &*first_in->tuple_schema
+                                                                          : nullptr));
     for (std::size_t port = 0; port < box.outputs.size(); ++port) {
       runner->box().output(port).connect(graph->fanouts.at(box.outputs[port]).get());
     }
@@ -342,7 +353,9 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       if (to == thread) continue;
       auto it = links.find(std::make_pair(stream.name, to));
       if (it == links.end() || !it->second.send) {
-        return fail(ErrorCategory::config, 0, spec.file_name + ": " + stream_label(stream) + " has no ring to thread " + std::to_string(to));
+        return fail(ErrorCategory::config, 0,
+                    spec.file_name + ": " + stream_label(stream) + " has no ring to thread " +
+                        std::to_string(to));
       }
       auto writer = std::make_unique<LinkWriter>(
           LinkIdentity{stream.name, me + "/" + std::to_string(to), "inproc"},
@@ -363,7 +376,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
     }
     std::vector<std::string> peers;
     for (const std::string& node : stream.consumer_nodes) {
-      if (node != me && std::find(peers.begin(), peers.end(), node) == peers.end()) peers.push_back(node);
+      if (node != me && std::find(peers.begin(), peers.end(), node) == peers.end())
+        peers.push_back(node);
     }
     const BoxSpec* producer = spec.find_box(stream.producer);
     const bool source_only = producer != nullptr && producer->type == "source" &&
@@ -381,13 +395,15 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
           auto it = graph->resumed->outputs.find(output_key(stream.name, peer_name));
           if (it != graph->resumed->outputs.end()) resumed_output = &it->second;
         }
-        options.sender_id = resumed_output != nullptr ? resumed_output->sender_id : random_sender_id();
+        options.sender_id =
+            resumed_output != nullptr ? resumed_output->sender_id : random_sender_id();
       }
       auto link = medium->connect(loop, spec, stream, *peer, stream_thread(spec, stream, peer_name),
                                   options);
       if (!link) return std::move(link).error();
       if (resumed_output != nullptr) {
-        if (auto ok = link.value()->restore(resumed_output->frames, resumed_output->committed); !ok) {
+        if (auto ok = link.value()->restore(resumed_output->frames, resumed_output->committed);
+            !ok) {
           return fail(ErrorCategory::config, 0,
                       "checkpoint " + graph->checkpoint_path + ": " + ok.error().message);
         }

@@ -1,5 +1,5 @@
-// What one I/O thread of a node runs, wired from the network file (docs/design.md, "Threads, ports and
-// back-pressure"): its boxes in arrow order, one StreamFanout per stream it produces or
+// What one I/O thread of a node runs, wired from the network file (docs/design.md, "Threads, ports
+// and back-pressure"): its boxes in arrow order, one StreamFanout per stream it produces or
 // receives, a LinkReader per stream it receives from another node, a LinkWriter per stream
 // and consuming node it sends to, and its sources and sinks.
 //

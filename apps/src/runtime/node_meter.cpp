@@ -207,7 +207,8 @@ ThreadLabels ThreadMeter::metrics_labels() const {
   }
   for (const auto& sink : graph_.sinks) labels.boxes.push_back({sink->name(), "sink", true, false});
   for (const auto& sink : graph_.sinks) {
-    labels.sinks.push_back({sink->name(), sink->kind() == SinkKind::check, sink->records_latency()});
+    labels.sinks.push_back(
+        {sink->name(), sink->kind() == SinkKind::check, sink->records_latency()});
   }
   return labels;
 }
@@ -227,7 +228,8 @@ void ThreadMeter::publish_metrics() {
   std::size_t i = 0;
   for (const auto& writer : graph_.writers) {
     f.links[i++] = {writer->link().stats(), seconds(writer->backpressured()),
-                    writer->link().occupancy(), writer->backlog_bytes(), seconds(writer->hold().get())};
+                    writer->link().occupancy(), writer->backlog_bytes(),
+                    seconds(writer->hold().get())};
   }
   for (const auto& reader : graph_.readers) {
     f.links[i++] = {reader->link().stats(), seconds(reader->backpressured()), {}, 0, 0};
@@ -320,7 +322,8 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
     r.out_of_order += sink->out_of_order_;
     const auto& h = sink->latency();
     if (h.count() > 0 && r.latency.samples == 0) r.latency = summary_of(h);
-    if (auto bad = sink->output_error()) errors.push_back("sink '" + sink->name() + "' output: " + *bad);
+    if (auto bad = sink->output_error())
+      errors.push_back("sink '" + sink->name() + "' output: " + *bad);
   }
 
   const std::string wait = thread.wait;

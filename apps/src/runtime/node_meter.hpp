@@ -79,7 +79,9 @@ class ThreadMeter {
   // From now on tick() publishes into slot `graph.thread` of `board`, which must outlive the
   // thread's run and have been made from metrics_labels(). Before the thread starts.
   void publish_to(MetricsBoard& board);
-  [[nodiscard]] std::uint64_t sent_so_far() const noexcept { return sent_seen_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t sent_so_far() const noexcept {
+    return sent_seen_.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] std::uint64_t received_so_far() const noexcept {
     return received_seen_.load(std::memory_order_relaxed);
   }

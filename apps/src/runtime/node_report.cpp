@@ -381,7 +381,8 @@ MachineShare machine_share(const transport::MachineCpuReport& machine,
   return share;
 }
 
-void set_machine_figures(RunSummary& s, const transport::MachineCpuReport& m, const MachineShare& share) {
+void set_machine_figures(RunSummary& s, const transport::MachineCpuReport& m,
+                         const MachineShare& share) {
   s.cpu_us_per_tuple_machine = per_tuple_us(share.run_s, s.tuples_measured);
   s.cpu_us_per_tuple_machine_raw = per_tuple_us(share.raw_s, s.tuples_measured);
   s.cores_machine = m.wall_s > 0 ? share.run_s / m.wall_s : 0.0;
@@ -421,7 +422,8 @@ RunSummary summarize(const RunConfig& config, const NodeReport& sender,
   s.cpu_us_per_tuple_receiver = per_tuple_us(receiver.process_cpu_s, s.tuples_measured);
   auto calls = [&](const NodeReport& r) {
     const auto& c = r.syscalls;
-    const double total = static_cast<double>(c.read + c.write + c.epoll_wait + c.nanosleep + c.sched_yield);
+    const double total =
+        static_cast<double>(c.read + c.write + c.epoll_wait + c.nanosleep + c.sched_yield);
     return s.tuples_measured > 0 ? total / static_cast<double>(s.tuples_measured) : 0.0;
   };
   s.syscalls_per_tuple_sender = calls(sender);
@@ -447,55 +449,58 @@ RunSummary summarize(const RunConfig& config, const NodeReport& sender,
 
 json to_json(const RunSummary& s) {
   json rate = s.config.offered_rate ? json(*s.config.offered_rate) : json("max");
-  json j = {{"kind", "run"},
-          {"network", s.config.network},
-          {"medium", s.config.medium},
-          {"provider", s.config.provider.empty() ? json(nullptr) : json(s.config.provider)},
-          {"wait", s.config.wait},
-          {"tuple_bytes", s.config.tuple_bytes},
-          {"batch_bytes", s.config.batch_bytes},
-          {"latency_budget_us", s.config.latency_budget_us},
-          {"flush_us", s.config.flush_us},
-          {"offered_rate", rate},
-          {"warmup_s", s.config.warmup_s},
-          {"duration_s", s.duration_s},
-          {"tuples_sent", s.tuples_sent},
-          {"tuples_received", s.tuples_received},
-          {"lost", s.lost},
-          {"duplicated", s.duplicated},
-          {"out_of_order", s.out_of_order},
-          {"checksum_ok", s.checksum_ok},
-          {"tuples_measured", s.tuples_measured},
-          {"tuples_per_s", s.tuples_per_s},
-          {"events", s.events_measured},
-          {"events_per_s", s.events_per_s},
-          {"cpu_us_per_event_machine", s.cpu_us_per_event_machine},
-          {"events_per_core", s.events_per_core},
-          {"mb_per_s", s.mb_per_s},
-          {"cpu_us_per_tuple",
-           {{"sender", s.cpu_us_per_tuple_sender},
-            {"receiver", s.cpu_us_per_tuple_receiver},
-            {"machine", s.cpu_us_per_tuple_machine},
-            {"machine_raw", s.cpu_us_per_tuple_machine_raw}}},
-          {"cores_used",
-           {{"sender", s.cores_sender},
-            {"receiver", s.cores_receiver},
-            {"machine", s.cores_machine},
-            {"machine_raw", s.cores_machine_raw},
-            {"softirq", s.softirq_cores},
-            {"other", s.other_cores}}},
-          {"contaminated", s.contaminated},
-          {"other_processes", s.other_processes},
-          {"syscalls_per_tuple",
-           {{"sender", s.syscalls_per_tuple_sender}, {"receiver", s.syscalls_per_tuple_receiver}}},
-          {"latency_us",
-           {{"p50", s.latency.p50_us}, {"p99", s.latency.p99_us}, {"p999", s.latency.p999_us},
-            {"max", s.latency.max_us}}},
-          {"wait_stats", {{"sender", to_json(s.sender_wait)}, {"receiver", to_json(s.receiver_wait)}}},
-          {"errors", s.errors},
-          {"rejected_connections", s.rejected_connections},
-          {"commit", s.commit},
-          {"host", s.host}};
+  json j = {
+      {"kind", "run"},
+      {"network", s.config.network},
+      {"medium", s.config.medium},
+      {"provider", s.config.provider.empty() ? json(nullptr) : json(s.config.provider)},
+      {"wait", s.config.wait},
+      {"tuple_bytes", s.config.tuple_bytes},
+      {"batch_bytes", s.config.batch_bytes},
+      {"latency_budget_us", s.config.latency_budget_us},
+      {"flush_us", s.config.flush_us},
+      {"offered_rate", rate},
+      {"warmup_s", s.config.warmup_s},
+      {"duration_s", s.duration_s},
+      {"tuples_sent", s.tuples_sent},
+      {"tuples_received", s.tuples_received},
+      {"lost", s.lost},
+      {"duplicated", s.duplicated},
+      {"out_of_order", s.out_of_order},
+      {"checksum_ok", s.checksum_ok},
+      {"tuples_measured", s.tuples_measured},
+      {"tuples_per_s", s.tuples_per_s},
+      {"events", s.events_measured},
+      {"events_per_s", s.events_per_s},
+      {"cpu_us_per_event_machine", s.cpu_us_per_event_machine},
+      {"events_per_core", s.events_per_core},
+      {"mb_per_s", s.mb_per_s},
+      {"cpu_us_per_tuple",
+       {{"sender", s.cpu_us_per_tuple_sender},
+        {"receiver", s.cpu_us_per_tuple_receiver},
+        {"machine", s.cpu_us_per_tuple_machine},
+        {"machine_raw", s.cpu_us_per_tuple_machine_raw}}},
+      {"cores_used",
+       {{"sender", s.cores_sender},
+        {"receiver", s.cores_receiver},
+        {"machine", s.cores_machine},
+        {"machine_raw", s.cores_machine_raw},
+        {"softirq", s.softirq_cores},
+        {"other", s.other_cores}}},
+      {"contaminated", s.contaminated},
+      {"other_processes", s.other_processes},
+      {"syscalls_per_tuple",
+       {{"sender", s.syscalls_per_tuple_sender}, {"receiver", s.syscalls_per_tuple_receiver}}},
+      {"latency_us",
+       {{"p50", s.latency.p50_us},
+        {"p99", s.latency.p99_us},
+        {"p999", s.latency.p999_us},
+        {"max", s.latency.max_us}}},
+      {"wait_stats", {{"sender", to_json(s.sender_wait)}, {"receiver", to_json(s.receiver_wait)}}},
+      {"errors", s.errors},
+      {"rejected_connections", s.rejected_connections},
+      {"commit", s.commit},
+      {"host", s.host}};
   j["pass_through"] = s.pass_through;
   // Operators change the tuples, and only check sinks read them: not compared.
   if (!s.pass_through || !s.checksum_compared) j["checksum_ok"] = nullptr;
@@ -567,7 +572,8 @@ std::string format_table(const std::vector<RunSummary>& rows) {
 
 std::string other_load_text(const RunSummary& s) {
   std::ostringstream out;
-  out << std::fixed << std::setprecision(2) << "other processes used " << s.other_cores << " cores (";
+  out << std::fixed << std::setprecision(2) << "other processes used " << s.other_cores
+      << " cores (";
   for (std::size_t k = 0; k < s.other_processes.size(); ++k) {
     out << (k > 0 ? ", " : "") << s.other_processes[k];
   }

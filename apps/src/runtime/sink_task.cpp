@@ -21,7 +21,8 @@ SinkTask::SinkTask(std::string name, std::string stream, const ops::Schema& sche
                    const SinkParams& params)
     : name_(std::move(name)), stream_(std::move(stream)), schema_(schema), params_(params) {
   for (const auto& field : schema.fields()) {
-    if (field.name == "seq" && field.type == ops::FieldType::i64) seq_ = static_cast<int>(field.offset);
+    if (field.name == "seq" && field.type == ops::FieldType::i64)
+      seq_ = static_cast<int>(field.offset);
   }
 }
 

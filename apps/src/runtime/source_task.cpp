@@ -100,7 +100,8 @@ void SourceTask::start(SteadyTime now) {
 }
 
 SteadyTime SourceTask::due_at(std::uint64_t seq) const noexcept {
-  return t0_ + std::chrono::nanoseconds(static_cast<std::int64_t>(static_cast<double>(seq) * period_ns_));
+  return t0_ +
+         std::chrono::nanoseconds(static_cast<std::int64_t>(static_cast<double>(seq) * period_ns_));
 }
 
 std::uint64_t SourceTask::units_done() const noexcept {
@@ -193,8 +194,9 @@ int SourceTask::produce(SteadyTime now) {
   int work = 0;
   if (!started_) start(now);
 
-  const bool time_up = params_.duration.count() > 0 &&
-                       now - t0_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration);
+  const bool time_up =
+      params_.duration.count() > 0 &&
+      now - t0_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration);
   // A paced source fills its batch when the batch must leave, not as each tuple comes due.
   if (period_ns_ > 0 && !time_up && now < deadline()) return work;
   // Units (tuples, or nexmark events) due by now.
@@ -265,7 +267,8 @@ ops::Batch* FanoutTarget::open() {
   return &batch_;
 }
 
-void FanoutTarget::commit(bool end, std::uint32_t /*payload_crc: each consumer reads the rows anyway*/) {
+void FanoutTarget::commit(bool end,
+                          std::uint32_t /*payload_crc: each consumer reads the rows anyway*/) {
   if (batch_.size() > 0) out_.consume(batch_);
   batch_.clear();
   if (end) out_.end();

@@ -51,7 +51,9 @@ class SourceTask {
   // Events the task walked: a nexmark source's event ids (of every kind), else its tuples.
   // The tasks of one box walk the same ids, each at its own pace: the box has walked the
   // fewest of theirs (source_events() in node_meter.cpp).
-  [[nodiscard]] std::uint64_t events() const noexcept { return nexmark_ ? units_done() : generated_; }
+  [[nodiscard]] std::uint64_t events() const noexcept {
+    return nexmark_ ? units_done() : generated_;
+  }
   // Which output of its box the task fills; a box's tasks are made in port order.
   [[nodiscard]] std::size_t port() const noexcept { return port_; }
   [[nodiscard]] std::uint64_t frames_sent() const noexcept { return frames_; }

@@ -526,7 +526,8 @@ std::optional<BoxPlan> plan_aggregate(const YamlValue* params, const YamlValue& 
     if (whole) {
       r.problem(*v, "a whole window takes no slack (no tuple is late in it)");
     } else {
-      const auto n = kind == ops::WindowKind::count ? r.integer(*v, 0, kMaxInt) : r.span(*v, time, 0);
+      const auto n =
+          kind == ops::WindowKind::count ? r.integer(*v, 0, kMaxInt) : r.span(*v, time, 0);
       p.slack = ops::Duration(n.value_or(0));
     }
   }
@@ -561,7 +562,8 @@ std::optional<BoxPlan> plan_join(const YamlValue* params, const YamlValue& box_a
     const bool unbounded = v->node.IsScalar() && v->node.Scalar() == "unbounded";
     p.window = unbounded ? ops::Duration::max() : ops::Duration(r.span(*v, time, 0).value_or(0));
   }
-  if (const YamlValue* v = r.find("slack")) p.slack = ops::Duration(r.span(*v, time, 0).value_or(0));
+  if (const YamlValue* v = r.find("slack"))
+    p.slack = ops::Duration(r.span(*v, time, 0).value_or(0));
   if (const YamlValue* v = r.find("equal")) {
     if (auto items = r.list(*v)) {
       for (const YamlValue& item : *items) {
@@ -633,8 +635,10 @@ std::optional<BoxPlan> plan_argmax(const YamlValue* params, const YamlValue& box
   ops::ArgMaxParams p;
   if (const YamlValue* v = r.require("by")) p.by = r.string(*v).value_or("");
   if (const YamlValue* v = r.require("field")) p.field = r.string(*v).value_or("");
-  return same_schema_plan(r, p, inputs, [](const ops::ArgMaxParams& q, const ops::Schema& input,
-                                            std::size_t rows) { return ops::ArgMax::make(q, input, rows); });
+  return same_schema_plan(
+      r, p, inputs, [](const ops::ArgMaxParams& q, const ops::Schema& input, std::size_t rows) {
+        return ops::ArgMax::make(q, input, rows);
+      });
 }
 
 std::optional<BoxPlan> plan_resample(const YamlValue* params, const YamlValue& box_at,

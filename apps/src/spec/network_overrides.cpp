@@ -116,7 +116,8 @@ void apply_source_flags(NetworkSpec& spec, const Overrides& overrides, FlagError
     if (!box.source) continue;
     if (rate) box.source->rate = *rate;
     // A nexmark source counts events (of every kind), not the tuples of one of its streams.
-    if (tuples) (box.source->kind == SourceKind::nexmark ? box.source->events : box.source->tuples) = *tuples;
+    if (tuples)
+      (box.source->kind == SourceKind::nexmark ? box.source->events : box.source->tuples) = *tuples;
     if (duration) box.source->duration = std::chrono::duration<double>(*duration);
   }
 }
@@ -166,7 +167,8 @@ SpecResult<void> apply_overrides(NetworkSpec& spec, const Overrides& overrides) 
     Problems problems(next.file_name);
     derive_schemas(next, problems);
     if (!problems.empty()) {
-      for (const std::string& message : problems.sorted().messages) errors.add("--tuple-bytes", message);
+      for (const std::string& message : problems.sorted().messages)
+        errors.add("--tuple-bytes", message);
     }
   }
 

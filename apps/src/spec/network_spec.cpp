@@ -234,7 +234,8 @@ void Parser::read_nodes(const YamlValue& value) {
     }
     std::uint32_t threads = 1;
     if (const YamlValue* v = mapping->find("threads")) {
-      if (auto n = read_int(*v, 1, kMaxThreads, problems_)) threads = static_cast<std::uint32_t>(*n);
+      if (auto n = read_int(*v, 1, kMaxThreads, problems_))
+        threads = static_cast<std::uint32_t>(*n);
     }
     std::string checkpoint;
     if (const YamlValue* v = mapping->find("checkpoint")) {
@@ -502,7 +503,8 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
       if (*name == "zipf" || *name == "uniform") {
         source.zipf = *name == "zipf";
       } else {
-        problems_.add(*v, "unknown key distribution " + in_quotes(*name) + " (valid: uniform, zipf)");
+        problems_.add(*v,
+                      "unknown key distribution " + in_quotes(*name) + " (valid: uniform, zipf)");
       }
     }
   }
@@ -556,7 +558,8 @@ void Parser::read_source_params(const YamlValue* params, BoxSpec& box) {
   }
 }
 
-void Parser::read_nexmark_params(const YamlValue& params, const YamlMapping& mapping, BoxSpec& box) {
+void Parser::read_nexmark_params(const YamlValue& params, const YamlMapping& mapping,
+                                 BoxSpec& box) {
   SourceParams& source = *box.source;
   if (const YamlValue* v = mapping.find("streams")) {
     if (auto items = read_list(*v, problems_)) {
@@ -592,7 +595,8 @@ void Parser::read_nexmark_params(const YamlValue& params, const YamlMapping& map
     if (auto n = read_uint64(*v, problems_)) source.first_event = *n;
   }
   if (const YamlValue* v = mapping.find("gap_us")) {
-    if (auto n = read_int(*v, 1, 1'000'000, problems_)) source.gap_us = static_cast<std::uint32_t>(*n);
+    if (auto n = read_int(*v, 1, 1'000'000, problems_))
+      source.gap_us = static_cast<std::uint32_t>(*n);
   }
   if (const YamlValue* v = mapping.find("stamp")) {
     if (auto b = read_bool(*v, problems_)) source.stamp = *b;
@@ -886,10 +890,10 @@ void Parser::check_threads() {
         return std::string(transport::to_string(w.mode)) + ", spin_us " +
                std::to_string(w.spin.count());
       };
-      const std::string where = node.threads == 1
-                                    ? "node " + in_quotes(node.name) + ", whose links share one I/O thread"
-                                    : "thread " + std::to_string(thread) + " of node " +
-                                          in_quotes(node.name) + ", whose links share its wait";
+      const std::string where =
+          node.threads == 1 ? "node " + in_quotes(node.name) + ", whose links share one I/O thread"
+                            : "thread " + std::to_string(thread) + " of node " +
+                                  in_quotes(node.name) + ", whose links share its wait";
       const YamlValue& at = link_at_[s] ? *link_at_[s] : first_mention_[s].at;
       problems_.add(at, "stream " + in_quotes(stream.name) + " waits " + describe(b) +
                             ", but stream " + in_quotes(first[thread]->name) + " waits " +
@@ -927,11 +931,13 @@ ops::GeneratorParams generator_params(const SourceParams& source, const ops::Sch
   if (source.tuples > 0) params.limit = source.tuples;
   std::string key = source.key_field;
   if (key.empty() && schema.index_of("key")) key = "key";
-  params.keys = {.field = key,
-                 .count = source.keys,
-                 .distribution = source.zipf ? ops::KeyDistribution::zipf : ops::KeyDistribution::uniform,
-                 .zipf_s = source.zipf_s};
-  for (const ValueSpec& value : source.values) params.values.push_back({value.field, value.min, value.max});
+  params.keys = {
+      .field = key,
+      .count = source.keys,
+      .distribution = source.zipf ? ops::KeyDistribution::zipf : ops::KeyDistribution::uniform,
+      .zipf_s = source.zipf_s};
+  for (const ValueSpec& value : source.values)
+    params.values.push_back({value.field, value.min, value.max});
   // The defaults apply only where the schema has such a field; a named field must exist.
   const bool default_seq = source.seq_field == "seq" && !schema.index_of("seq");
   const bool default_time = source.time_field == "ts" && !schema.index_of("ts");
@@ -959,7 +965,8 @@ std::uint16_t tcp_listen_port(const NodeSpec& node, std::uint32_t thread) {
 
 std::uint32_t stream_thread(const NetworkSpec& spec, const StreamSpec& stream,
                             std::string_view node) {
-  const std::string& box_name = stream.producer_node == node ? stream.producer : [&]() -> const std::string& {
+  const std::string& box_name =
+      stream.producer_node == node ? stream.producer : [&]() -> const std::string& {
     for (std::size_t i = 0; i < stream.consumers.size(); ++i) {
       if (stream.consumer_nodes[i] == node) return stream.consumers[i];
     }
@@ -974,7 +981,8 @@ transport::WaitConfig thread_wait(const NetworkSpec& spec, const NodeSpec& self,
   transport::WaitConfig wait = spec.transport.wait;
   bool any = false;
   for (const StreamSpec& stream : spec.streams) {
-    if (!stream.link_end_on(self.name) || stream_thread(spec, stream, self.name) != thread) continue;
+    if (!stream.link_end_on(self.name) || stream_thread(spec, stream, self.name) != thread)
+      continue;
     transport::WaitConfig w = stream.transport.wait;
     if (stream.producer_node != self.name) {  // the receiving end
       // The budget is end to end: a tuple may already have waited up to `flush` in its

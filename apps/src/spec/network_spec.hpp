@@ -36,9 +36,9 @@
 // limit), rate (events/s), duration_s, first_event, gap_us (default 10), max_delay_ms
 // (default 0), stamp (default false: add ts:timestamp, the event's scheduled send time, to
 // each stream, for latency sinks). Sink
-// params: kind (check | count | discard | latency | csv; default check), output (a CSV file, with a header line, of every tuple
-// received, in order; default none), field (latency: the time field; default "ts") and
-// slow_us_per_frame (a test hook that makes the sink slow; default 0).
+// params: kind (check | count | discard | latency | csv; default check), output (a CSV file, with a
+// header line, of every tuple received, in order; default none), field (latency: the time field;
+// default "ts") and slow_us_per_frame (a test hook that makes the sink slow; default 0).
 //
 // Media and addresses. A stream between nodes goes over its `medium`. When neither the
 // `transport` block nor its `links` entry names one, a stream into a node whose address is
@@ -101,7 +101,8 @@ struct SpecErrors {
 };
 
 template <class T>
-using SpecResult = boost::outcome_v2::basic_result<T, SpecErrors, boost::outcome_v2::policy::terminate>;
+using SpecResult =
+    boost::outcome_v2::basic_result<T, SpecErrors, boost::outcome_v2::policy::terminate>;
 
 // 1-based position in the file; 0 when the value did not come from a file.
 struct SourcePos {
@@ -230,7 +231,7 @@ struct BoxSpec {
 struct StreamSpec {
   std::string name;
   std::uint32_t id = 0;  // 1-based, in order of first mention in the file; stable for a file
-  std::string schema;    // the name its producer gives (a source's, or an asserted one); may be empty
+  std::string schema;  // the name its producer gives (a source's, or an asserted one); may be empty
   std::optional<ops::Schema> tuple_schema;  // the schema it carries, derived; unset only on errors
   std::string producer;  // box name
   std::string producer_node;

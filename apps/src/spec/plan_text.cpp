@@ -28,7 +28,8 @@ std::string box_detail(const BoxSpec& box) {
       out << "csv " << s.path;
     } else if (s.kind == SourceKind::nexmark) {
       out << "nexmark";
-      for (std::size_t i = 0; i < s.streams.size(); ++i) out << (i == 0 ? " " : "/") << ops::to_string(s.streams[i]);
+      for (std::size_t i = 0; i < s.streams.size(); ++i)
+        out << (i == 0 ? " " : "/") << ops::to_string(s.streams[i]);
       out << ", " << (s.rate ? rate_text(s.rate) + " (events)" : "max");
       if (s.events > 0) out << ", " << s.events << " events from " << s.first_event;
       if (s.duration.count() > 0) out << ", " << s.duration.count() << " s";
@@ -83,7 +84,8 @@ std::string describe_plan(const NetworkSpec& spec) {
   for (const StreamSpec& stream : spec.streams) {
     std::vector<std::string> peers;
     for (const std::string& node : stream.consumer_nodes) {
-      if (node != stream.producer_node && std::find(peers.begin(), peers.end(), node) == peers.end()) {
+      if (node != stream.producer_node &&
+          std::find(peers.begin(), peers.end(), node) == peers.end()) {
         peers.push_back(node);
       }
     }

@@ -48,7 +48,8 @@ std::vector<LoopRow> run_loops(const LoopPlan& plan, std::ostream* progress,
                                std::ostream* jsonl, std::size_t done, std::size_t total) {
   std::vector<LoopRow> rows;
   for (const auto& info : loopstudy::strategies()) {
-    if (std::find(plan.strategies.begin(), plan.strategies.end(), info.name) == plan.strategies.end()) {
+    if (std::find(plan.strategies.begin(), plan.strategies.end(), info.name) ==
+        plan.strategies.end()) {
       continue;
     }
     for (const auto& rate : plan.rates) {
@@ -128,7 +129,8 @@ std::vector<LoopRow> run_loops(const LoopPlan& plan, std::ostream* progress,
     using R = loopstudy::StudyResult;
     row.tuples_per_s = median_of([](const R& r) { return r.tuples_per_s; });
     row.cpu_us_per_tuple = median_of([](const R& r) { return r.machine_cpu_us_per_tuple; });
-    row.process_cpu_us_per_tuple = median_of([](const R& r) { return r.process_cpu_us_per_tuple; }).median;
+    row.process_cpu_us_per_tuple =
+        median_of([](const R& r) { return r.process_cpu_us_per_tuple; }).median;
     row.syscalls_per_tuple = median_of([](const R& r) { return r.syscalls_per_tuple; }).median;
     row.p50_us = median_of([](const R& r) { return r.p50_us; }).median;
     row.p99_us = median_of([](const R& r) { return r.p99_us; }).median;
@@ -152,7 +154,8 @@ namespace {
 // The three most frequent system calls per tuple, e.g. "send 0.10, epoll_wait 0.08, recv 0.05".
 std::string top_calls(const LoopRow& row) {
   std::vector<std::pair<double, std::string>> calls;
-  for (const auto& [kind, per_tuple] : row.syscalls_per_tuple_by_kind) calls.emplace_back(per_tuple, kind);
+  for (const auto& [kind, per_tuple] : row.syscalls_per_tuple_by_kind)
+    calls.emplace_back(per_tuple, kind);
   std::sort(calls.rbegin(), calls.rend());
   std::string text;
   for (std::size_t i = 0; i < calls.size() && i < 3; ++i) {
@@ -177,8 +180,8 @@ std::string loops_csv(const BenchMeta& meta, const std::vector<LoopRow>& rows) {
   for (const auto& r : rows) {
     const bool ok = r.ok_repeats > 0;
     auto cell = [&](double v) { return ok ? csv_number(v) : std::string(); };
-    out << r.strategy << ',' << r.rate_label << ',' << csv_number(r.offered_rate) << ',' << r.repeats
-        << ',' << r.ok_repeats << ',' << cell(r.tuples_per_s.median) << ','
+    out << r.strategy << ',' << r.rate_label << ',' << csv_number(r.offered_rate) << ','
+        << r.repeats << ',' << r.ok_repeats << ',' << cell(r.tuples_per_s.median) << ','
         << cell(r.tuples_per_s.min) << ',' << cell(r.tuples_per_s.max) << ','
         << cell(r.cpu_us_per_tuple.median) << ',' << cell(r.cpu_us_per_tuple.min) << ','
         << cell(r.cpu_us_per_tuple.max) << ',' << cell(r.process_cpu_us_per_tuple) << ','
@@ -202,7 +205,8 @@ std::string loops_table(const std::vector<LoopRow>& rows) {
     } else {
       std::snprintf(line, sizeof line, "  %-16s %7s %12.0f %10.3f %9.3f %8.0f  %s\n",
                     r.strategy.c_str(), r.rate_label.c_str(), r.tuples_per_s.median,
-                    r.cpu_us_per_tuple.median, r.syscalls_per_tuple, r.p99_us, top_calls(r).c_str());
+                    r.cpu_us_per_tuple.median, r.syscalls_per_tuple, r.p99_us,
+                    top_calls(r).c_str());
     }
     out << line;
   }

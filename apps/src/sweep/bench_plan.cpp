@@ -36,7 +36,8 @@ std::optional<std::pair<double, char>> number_with_suffix(std::string_view text,
   double value = 0;
   const char* end = text.data() + text.size();
   const auto [stop, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || stop != end || ec != std::errc{} || !std::isfinite(value)) return std::nullopt;
+  if (text.empty() || stop != end || ec != std::errc{} || !std::isfinite(value))
+    return std::nullopt;
   return std::pair{value, suffix};
 }
 
@@ -89,7 +90,8 @@ BenchGrid quick_grid() {
   grid.media = {"tcp"};
   grid.waits = {"busy", "block", "sleep", "adaptive"};
   grid.rates.clear();
-  for (const char* r : {"idle", "1%", "10%", "max"}) grid.rates.push_back(parse_rate_point(r).value());
+  for (const char* r : {"idle", "1%", "10%", "max"})
+    grid.rates.push_back(parse_rate_point(r).value());
   grid.repeats = 1;
   grid.duration = std::chrono::duration<double>(1.0);
   grid.warmup = std::chrono::duration<double>(0.5);
@@ -110,8 +112,9 @@ std::vector<BenchGroup> groups(const BenchGrid& grid) {
 
 std::vector<BenchRun> schedule(const BenchGrid& grid) {
   std::vector<BenchRun> runs;
-  const auto max_point = std::find_if(grid.rates.begin(), grid.rates.end(),
-                                      [](const RatePoint& r) { return r.kind == RatePoint::Kind::max; });
+  const auto max_point = std::find_if(grid.rates.begin(), grid.rates.end(), [](const RatePoint& r) {
+    return r.kind == RatePoint::Kind::max;
+  });
   const bool fractions = std::any_of(grid.rates.begin(), grid.rates.end(),
                                      [](const RatePoint& r) { return r.needs_max(); });
   const std::size_t group_count = groups(grid).size();
@@ -149,8 +152,10 @@ std::vector<std::string> check(const BenchGrid& grid) {
   need(!grid.tuple_bytes.empty(), "--tuple-bytes: give at least one size");
   need(!grid.batch_bytes.empty(), "--batch-bytes: give at least one size");
   need(grid.repeats >= 1, "--repeats: must be at least 1, got " + std::to_string(grid.repeats));
-  need(grid.duration.count() > 0, "--duration: must be positive, got " + shortest(grid.duration.count()));
-  need(grid.warmup.count() >= 0, "--warmup: must not be negative, got " + shortest(grid.warmup.count()));
+  need(grid.duration.count() > 0,
+       "--duration: must be positive, got " + shortest(grid.duration.count()));
+  need(grid.warmup.count() >= 0,
+       "--warmup: must not be negative, got " + shortest(grid.warmup.count()));
   need(grid.latency_budget_us > 0,
        "--latency-budget: must be positive, got " + std::to_string(grid.latency_budget_us));
   need(!grid.flush_us || (*grid.flush_us > 0 && *grid.flush_us <= grid.latency_budget_us),
@@ -159,7 +164,8 @@ std::vector<std::string> check(const BenchGrid& grid) {
            std::to_string(grid.flush_us.value_or(0)));
   for (const auto& medium : grid.media) {
     if (medium == "inproc") {
-      problems.emplace_back("--media: inproc runs inside one node; the sweep measures media between nodes");
+      problems.emplace_back(
+          "--media: inproc runs inside one node; the sweep measures media between nodes");
     } else if (auto parsed = parse_medium(medium); !parsed) {
       problems.push_back("--media: " + parsed.error().message);
     }
@@ -170,7 +176,8 @@ std::vector<std::string> check(const BenchGrid& grid) {
     }
   }
   if (!grid.network) {
-    for (auto size : grid.tuple_bytes) need(size > 0, "--tuple-bytes: sizes must be positive, got 0");
+    for (auto size : grid.tuple_bytes)
+      need(size > 0, "--tuple-bytes: sizes must be positive, got 0");
   }
   for (auto size : grid.batch_bytes) need(size > 0, "--batch-bytes: sizes must be positive, got 0");
   need(!grid.streams.empty(), "--streams: give at least one count");
@@ -180,7 +187,8 @@ std::vector<std::string> check(const BenchGrid& grid) {
                                                       std::to_string(count));
   }
   need(!grid.network || grid.streams == std::vector<std::uint32_t>{1},
-       "--streams: a --network file runs as written; --streams repeats a --file's source -> sink pair");
+       "--streams: a --network file runs as written; --streams repeats a --file's source -> sink "
+       "pair");
   return problems;
 }
 

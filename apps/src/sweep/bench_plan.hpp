@@ -1,10 +1,10 @@
 // `boreal bench`: the grid of a CPU-efficiency sweep and the order its runs take.
 //
 // A sweep runs every point of media × wait modes × offered rates × tuple sizes × frame sizes
-// × stream counts, each `repeats` times, each run a `boreal launch` of the two-node demo network with a warm-up
-// that is not measured. Rates are absolute (tuples/s) or fractions of the maximum measured in
-// the same sweep for that medium, tuple size, frame size and stream count: the "max" points run first, and
-// the best wait mode's median is the maximum the fractions refer to.
+// × stream counts, each `repeats` times, each run a `boreal launch` of the two-node demo network
+// with a warm-up that is not measured. Rates are absolute (tuples/s) or fractions of the maximum
+// measured in the same sweep for that medium, tuple size, frame size and stream count: the "max"
+// points run first, and the best wait mode's median is the maximum the fractions refer to.
 #pragma once
 
 #include <chrono>

@@ -123,10 +123,13 @@ std::vector<BenchRow> aggregate(const BenchGrid& grid, const std::vector<BenchSa
           block.push_back(share(2));
           const double run_s = m.duration_s + m.config.warmup_s;
           rx_switches.push_back(run_s > 0 ? static_cast<double>(w.switches) / run_s : 0.0);
-          tx_switches.push_back(run_s > 0 ? static_cast<double>(m.sender_wait.switches) / run_s : 0.0);
+          tx_switches.push_back(run_s > 0 ? static_cast<double>(m.sender_wait.switches) / run_s
+                                          : 0.0);
           // The wait counters cover the whole run, warm-up included, as tuples_sent does.
           const auto woken = w.blocks + w.sleeps + m.sender_wait.blocks + m.sender_wait.sleeps;
-          wakeups.push_back(m.tuples_sent > 0 ? static_cast<double>(woken) / static_cast<double>(m.tuples_sent) : 0.0);
+          wakeups.push_back(m.tuples_sent > 0
+                                ? static_cast<double>(woken) / static_cast<double>(m.tuples_sent)
+                                : 0.0);
         }
         if (row.repeats == 0) continue;
         row.tuples_per_s = spread_of(rate);
@@ -180,8 +183,8 @@ std::string metadata(const BenchMeta& meta, const char* prefix) {
         << " machine CPU-us (calibration)\n";
   }
   if (meta.iperf_bytes_per_s) {
-    out << prefix << "iperf3 loopback: " << csv_number(*meta.iperf_bytes_per_s / 1e6) << " MB/s with "
-        << csv_number(meta.iperf_cores.value_or(0)) << " cores\n";
+    out << prefix << "iperf3 loopback: " << csv_number(*meta.iperf_bytes_per_s / 1e6)
+        << " MB/s with " << csv_number(meta.iperf_cores.value_or(0)) << " cores\n";
   }
   return out.str();
 }
@@ -203,25 +206,27 @@ std::string to_csv(const BenchMeta& meta, const std::vector<BenchRow>& rows) {
     const bool idle = r.rate.kind == RatePoint::Kind::idle;
     const bool measured = r.ok_repeats > 0;
     // Per-tuple and latency figures mean nothing with no tuples: empty cells.
-    auto per_tuple = [&](double value) { return measured && !idle ? csv_number(value) : std::string(); };
+    auto per_tuple = [&](double value) {
+      return measured && !idle ? csv_number(value) : std::string();
+    };
     auto any = [&](double value) { return measured ? csv_number(value) : std::string(); };
     out << cell(r.group.medium) << ',' << cell(r.provider) << ',' << r.wait << ','
         << r.group.tuple_bytes << ',' << r.group.batch_bytes << ',' << r.rate.label << ','
-        << (r.offered_rate ? csv_number(*r.offered_rate) : std::string()) << ',' << csv_number(r.max_rate) << ','
-        << r.repeats << ',' << r.ok_repeats << ',' << any(r.tuples_per_s.median) << ','
-        << any(r.tuples_per_s.min) << ',' << any(r.tuples_per_s.max) << ','
-        << per_tuple(r.cpu_us_per_tuple.median) << ',' << per_tuple(r.cpu_us_per_tuple.min) << ','
-        << per_tuple(r.cpu_us_per_tuple.max) << ',' << per_tuple(r.sender_cpu_us_per_tuple) << ','
-        << per_tuple(r.receiver_cpu_us_per_tuple) << ',' << any(r.cores.median) << ','
-        << any(r.cores.min) << ',' << any(r.cores.max) << ',' << per_tuple(r.p50_us) << ','
-        << per_tuple(r.p99_us.median) << ',' << per_tuple(r.p99_us.min) << ','
-        << per_tuple(r.p99_us.max) << ',' << per_tuple(r.p999_us) << ',' << r.latency_budget_us
-        << ',' << per_tuple(r.syscalls_per_tuple) << ',' << any(r.receiver_spin_share) << ','
-        << any(r.receiver_sleep_share) << ',' << any(r.receiver_block_share) << ','
-        << any(r.receiver_switches_per_s) << ',' << any(r.sender_switches_per_s) << ','
-        << per_tuple(r.events_per_s.median) << ',' << per_tuple(r.cpu_us_per_event) << ','
-        << per_tuple(r.events_per_core) << ',' << r.group.streams << ','
-        << per_tuple(r.wakeups_per_tuple) << ','
+        << (r.offered_rate ? csv_number(*r.offered_rate) : std::string()) << ','
+        << csv_number(r.max_rate) << ',' << r.repeats << ',' << r.ok_repeats << ','
+        << any(r.tuples_per_s.median) << ',' << any(r.tuples_per_s.min) << ','
+        << any(r.tuples_per_s.max) << ',' << per_tuple(r.cpu_us_per_tuple.median) << ','
+        << per_tuple(r.cpu_us_per_tuple.min) << ',' << per_tuple(r.cpu_us_per_tuple.max) << ','
+        << per_tuple(r.sender_cpu_us_per_tuple) << ',' << per_tuple(r.receiver_cpu_us_per_tuple)
+        << ',' << any(r.cores.median) << ',' << any(r.cores.min) << ',' << any(r.cores.max) << ','
+        << per_tuple(r.p50_us) << ',' << per_tuple(r.p99_us.median) << ','
+        << per_tuple(r.p99_us.min) << ',' << per_tuple(r.p99_us.max) << ',' << per_tuple(r.p999_us)
+        << ',' << r.latency_budget_us << ',' << per_tuple(r.syscalls_per_tuple) << ','
+        << any(r.receiver_spin_share) << ',' << any(r.receiver_sleep_share) << ','
+        << any(r.receiver_block_share) << ',' << any(r.receiver_switches_per_s) << ','
+        << any(r.sender_switches_per_s) << ',' << per_tuple(r.events_per_s.median) << ','
+        << per_tuple(r.cpu_us_per_event) << ',' << per_tuple(r.events_per_core) << ','
+        << r.group.streams << ',' << per_tuple(r.wakeups_per_tuple) << ','
         << (idle ? std::string() : floor_cell(meta, r)) << '\n';
   }
   return out.str();
@@ -279,7 +284,8 @@ std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
         << (grid.network ? std::string("the file's tuples")
                          : std::to_string(g.tuple_bytes) + "-byte tuples")
         << ", " << g.batch_bytes << "-byte frames"
-        << (g.streams > 1 ? ", " + std::to_string(g.streams) + " streams into one node" : "") << "; "
+        << (g.streams > 1 ? ", " + std::to_string(g.streams) + " streams into one node" : "")
+        << "; "
         << (any->max_rate > 0 ? "maximum " + fixed(any->max_rate / 1e6, 2) +
                                     (grid.network ? " M events/s" : " M tuples/s")
                               : std::string("maximum not measured"))
@@ -309,7 +315,8 @@ std::string summary_table(const BenchMeta& meta, const BenchGrid& grid,
       table("CPU-us/tuple", [](const BenchRow& r) { return figure(r.cpu_us_per_tuple.median); });
       if (meta.wake_cost_us) {
         table("x wake floor", [&](const BenchRow& r) {
-          const auto ratio = r.rate.kind == RatePoint::Kind::max ? std::nullopt : wake_floor_ratio(meta, r);
+          const auto ratio =
+              r.rate.kind == RatePoint::Kind::max ? std::nullopt : wake_floor_ratio(meta, r);
           return ratio ? fixed(*ratio, 2) : std::string("-");
         });
       }

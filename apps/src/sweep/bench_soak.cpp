@@ -192,10 +192,12 @@ SoakScrape parse_scrape(const std::string& text) {
     const std::string_view series = view.substr(0, space);
     const std::size_t brace = series.find('{');
     const std::string_view name = series.substr(0, brace);
-    const std::string_view labels = brace == std::string_view::npos ? std::string_view{} : series.substr(brace);
+    const std::string_view labels =
+        brace == std::string_view::npos ? std::string_view{} : series.substr(brace);
     if (name == "boreal_process_resident_memory_bytes") {
       s.rss_bytes += *value;
-    } else if (name == "boreal_node_tuples_sent_total" || name == "boreal_node_tuples_received_total") {
+    } else if (name == "boreal_node_tuples_sent_total" ||
+               name == "boreal_node_tuples_received_total") {
       s.tuples += *value;
     } else if (name == "boreal_link_frames_unacknowledged") {
       s.frames_unacknowledged += *value;
@@ -336,9 +338,9 @@ std::string soak_summary(const std::vector<SoakRow>& rows, const SoakVerdict& ve
   out << "offered " << rate_text(offered_rate) << " tuples/s for " << seconds
       << " s; first and last " << window << " s (medians):\n";
   char head[256];
-  std::snprintf(head, sizeof head, "  %-10s %5s %9s %9s %9s %9s %11s %11s %9s %9s %6s %6s\n", "node",
-                "rows", "RSS MiB", "(last)", "p99 us", "(last)", "buffers max", "unacked max",
-                "backlog B", "tuples/s", "lost", "dup");
+  std::snprintf(head, sizeof head, "  %-10s %5s %9s %9s %9s %9s %11s %11s %9s %9s %6s %6s\n",
+                "node", "rows", "RSS MiB", "(last)", "p99 us", "(last)", "buffers max",
+                "unacked max", "backlog B", "tuples/s", "lost", "dup");
   out << head;
   for (const auto& node : nodes) {
     const auto mine = rows_of(rows, node);
@@ -358,15 +360,16 @@ std::string soak_summary(const std::vector<SoakRow>& rows, const SoakVerdict& ve
     const auto tuples = [](const SoakRow& r) { return r.tuples_per_s; };
     const std::string buffers_text = buffers > 0 ? fixed(in_use, 0) + "/" + fixed(buffers, 0) : "-";
     char line[256];
-    std::snprintf(line, sizeof line, "  %-10s %5zu %9s %9s %9s %9s %11s %11s %9s %9s %6s %6s\n",
-                  node.c_str(), n, fixed(median(column(mine, 0, window, rss)), 1).c_str(),
-                  fixed(median(column(mine, n - std::min(n, window), n, rss)), 1).c_str(),
-                  timed ? fixed(median(column(mine, 0, window, p99)), 0).c_str() : "-",
-                  timed ? fixed(median(column(mine, n - std::min(n, window), n, p99)), 0).c_str() : "-",
-                  buffers_text.c_str(), buffers > 0 ? fixed(unacked, 0).c_str() : "-",
-                  buffers > 0 ? fixed(backlog, 0).c_str() : "-",
-                  rate_text(median(column(mine, 0, n, tuples))).c_str(), fixed(lost, 0).c_str(),
-                  fixed(duplicated, 0).c_str());
+    std::snprintf(
+        line, sizeof line, "  %-10s %5zu %9s %9s %9s %9s %11s %11s %9s %9s %6s %6s\n", node.c_str(),
+        n, fixed(median(column(mine, 0, window, rss)), 1).c_str(),
+        fixed(median(column(mine, n - std::min(n, window), n, rss)), 1).c_str(),
+        timed ? fixed(median(column(mine, 0, window, p99)), 0).c_str() : "-",
+        timed ? fixed(median(column(mine, n - std::min(n, window), n, p99)), 0).c_str() : "-",
+        buffers_text.c_str(), buffers > 0 ? fixed(unacked, 0).c_str() : "-",
+        buffers > 0 ? fixed(backlog, 0).c_str() : "-",
+        rate_text(median(column(mine, 0, n, tuples))).c_str(), fixed(lost, 0).c_str(),
+        fixed(duplicated, 0).c_str());
     out << line;
   }
   if (verdict.flat) {
@@ -487,7 +490,8 @@ ScrapedRun scraped_run(const BenchOptions& bench, const NetworkSpec& network, co
   const auto give_up = Clock::now() + kServersUp;
   while (!finished.load() && Clock::now() < give_up) {
     scrape_all(0, false);
-    if (std::all_of(previous.begin(), previous.end(), [](const Previous& p) { return p.seen; })) break;
+    if (std::all_of(previous.begin(), previous.end(), [](const Previous& p) { return p.seen; }))
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   const auto start = Clock::now();
@@ -500,7 +504,8 @@ ScrapedRun scraped_run(const BenchOptions& bench, const NetworkSpec& network, co
       if (r.elapsed_s != second) continue;
       *progress << " " << r.node << ": RSS " << fixed(r.rss_kb / 1024.0, 1) << " MiB, "
                 << rate_text(r.tuples_per_s) << "/s";
-      if (r.buffers > 0) *progress << ", buffers " << fixed(r.buffers_in_use, 0) << "/" << fixed(r.buffers, 0);
+      if (r.buffers > 0)
+        *progress << ", buffers " << fixed(r.buffers_in_use, 0) << "/" << fixed(r.buffers, 0);
       if (r.has_latency) {
         *progress << ", p99 " << fixed(r.p99_us, 0) << " us, lost " << fixed(r.lost, 0) << ", dup "
                   << fixed(r.duplicated, 0);
@@ -552,7 +557,8 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
   SustainedMaximum sustained;
   if (options.rate.needs_max()) {
     const int warmup_s = static_cast<int>(std::ceil(bench.grid.warmup.count()));
-    const int max_seconds = static_cast<int>(std::floor((bench.grid.warmup + bench.grid.duration).count()));
+    const int max_seconds =
+        static_cast<int>(std::floor((bench.grid.warmup + bench.grid.duration).count()));
     if (progress != nullptr) {
       *progress << "bench: soak of " << bench.grid.file << " (" << group.medium << ", " << wait
                 << "): measuring the sustained maximum for " << max_seconds << " s\n";
@@ -560,7 +566,9 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
     ScrapedRun at_max = scraped_run(bench, base.value(), {0, wait, kCalibrationRun, 0}, group,
                                     std::nullopt, max_seconds, nullptr, "max");
     const auto& summary = at_max.sample.summary;
-    const double mean_rate = !summary ? 0 : bench.grid.network ? summary->events_per_s : summary->tuples_per_s;
+    const double mean_rate = !summary             ? 0
+                             : bench.grid.network ? summary->events_per_s
+                                                  : summary->tuples_per_s;
     if (!at_max.sample.ok || mean_rate <= 0) {
       std::cerr << "bench: the run at max failed, so the soak has no rate"
                 << (at_max.errors.empty() ? std::string() : ": " + at_max.errors.front()) << '\n';
@@ -580,7 +588,8 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
   }
   const std::optional<double> rate = options.rate.offered(max_rate);
   if (!rate || *rate <= 0) {
-    std::cerr << "bench: --rates " << options.rate.label << ": a soak needs a load below the maximum\n";
+    std::cerr << "bench: --rates " << options.rate.label
+              << ": a soak needs a load below the maximum\n";
     return 2;
   }
   const double offered = *rate;
@@ -601,9 +610,11 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
       << " kernel=" << meta.kernel << " commit=" << meta.commit << " date=" << meta.date << '\n'
       << "# command: " << meta.command << '\n'
       << "# " << group.medium << ", wait " << wait << ", maximum "
-      << (max_rate > 0 ? csv_number(max_rate) + " tuples/s (sustained: " + fixed(100.0 * sustained.slow_ratio, 1) +
-                             " % of the run at max's mean, from " + std::to_string(sustained.seconds) + " s)"
-                       : std::string("not measured"))
+      << (max_rate > 0
+              ? csv_number(max_rate) +
+                    " tuples/s (sustained: " + fixed(100.0 * sustained.slow_ratio, 1) +
+                    " % of the run at max's mean, from " + std::to_string(sustained.seconds) + " s)"
+              : std::string("not measured"))
       << ", offered " << csv_number(offered) << " tuples/s\n"
       << soak_csv_header() << '\n';
   ScrapedRun soak = scraped_run(soak_options, base.value(), {0, wait, 0, 0}, group, offered,
@@ -616,8 +627,9 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
   SoakVerdict verdict = flatness(rows);
   if (cut_short) verdict.reasons.insert(verdict.reasons.begin(), "the run ended before DURATION");
   if (!soak.sample.ok) {
-    verdict.reasons.insert(verdict.reasons.begin(),
-                           "the soak run failed" + (soak_errors.empty() ? std::string() : ": " + soak_errors.front()));
+    verdict.reasons.insert(
+        verdict.reasons.begin(),
+        "the soak run failed" + (soak_errors.empty() ? std::string() : ": " + soak_errors.front()));
   }
   verdict.flat = verdict.reasons.empty();
   const std::string summary = soak_summary(rows, verdict, max_rate, offered);
@@ -626,10 +638,12 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
 
   if (bench.plots) {
     if (auto python = find_plot_python()) {
-      auto plotted = run_program({*python, bench.plot_script, "--soak", csv_path, "--out", bench.out_dir},
-                                 SoakSeconds(120));
+      auto plotted =
+          run_program({*python, bench.plot_script, "--soak", csv_path, "--out", bench.out_dir},
+                      SoakSeconds(120));
       if (!plotted || plotted->status != 0) {
-        std::cerr << "bench: plotting failed: " << (plotted ? plotted->output : "cannot run " + *python);
+        std::cerr << "bench: plotting failed: "
+                  << (plotted ? plotted->output : "cannot run " + *python);
       } else if (progress != nullptr) {
         *progress << plotted->output;
       }
@@ -639,7 +653,8 @@ int run_soak(const SoakOptions& options, std::ostream& out) {
                 << csv_path << '\n';
     }
   }
-  if (progress != nullptr) *progress << "bench: soak done; " << bench.out_dir << "/{soak.csv,soak.txt,soak.png}\n";
+  if (progress != nullptr)
+    *progress << "bench: soak done; " << bench.out_dir << "/{soak.csv,soak.txt,soak.png}\n";
   return verdict.flat ? 0 : 1;
 }
 

@@ -99,8 +99,9 @@ struct SustainedMaximum {
   double slow_ratio = 1;     // the 10th percentile over the mean of the per-second rates
   std::size_t seconds = 0;   // seconds it was taken from; 0: none, and rate is mean_rate
 };
-[[nodiscard]] SustainedMaximum sustained_maximum(const std::vector<SoakRow>& rows, std::size_t nodes,
-                                                 int from_s, int to_s, double mean_rate);
+[[nodiscard]] SustainedMaximum sustained_maximum(const std::vector<SoakRow>& rows,
+                                                 std::size_t nodes, int from_s, int to_s,
+                                                 double mean_rate);
 
 struct SoakOptions {
   // The grid's file, first medium and first wait mode, sizes, and the run at max's warm-up

@@ -25,9 +25,10 @@ transport::Result<std::string> many_streams_network(const NetworkSpec& spec,
                                                     const std::string& file_text,
                                                     std::uint32_t streams) {
   auto refuse = [&](const std::string& why) {
-    return fail(ErrorCategory::config, 0,
-                "--streams: " + spec.file_name + " " + why +
-                    "; --streams repeats a file's one source -> sink pair (like apps/examples/demo.yaml)");
+    return fail(
+        ErrorCategory::config, 0,
+        "--streams: " + spec.file_name + " " + why +
+            "; --streams repeats a file's one source -> sink pair (like apps/examples/demo.yaml)");
   };
   const BoxSpec* source = nullptr;
   const BoxSpec* sink = nullptr;
@@ -82,8 +83,8 @@ transport::Result<std::string> many_streams_network(const NetworkSpec& spec,
   }
   YAML::Emitter out;
   out << root;
-  return "# " + spec.file_name + " with its source -> sink pair repeated " + std::to_string(streams) +
-         " times (boreal bench --streams)\n" + out.c_str() + "\n";
+  return "# " + spec.file_name + " with its source -> sink pair repeated " +
+         std::to_string(streams) + " times (boreal bench --streams)\n" + out.c_str() + "\n";
 }
 
 }  // namespace boreal::runtime

@@ -104,14 +104,16 @@ bool measure_iperf(BenchMeta& meta, std::ostream* progress) {
     const int rc = ::posix_spawnp(&server, "iperf3", &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
-      if (progress != nullptr) *progress << "bench: iperf3 is not installed; no loopback reference\n";
+      if (progress != nullptr)
+        *progress << "bench: iperf3 is not installed; no loopback reference\n";
       return false;
     }
   }
   std::optional<ProgramResult> client;
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    client = run_program({"iperf3", "-c", "127.0.0.1", "-p", port_text, "-t", "3", "-J"}, Seconds(20));
+    client =
+        run_program({"iperf3", "-c", "127.0.0.1", "-p", port_text, "-t", "3", "-J"}, Seconds(20));
     if (client && client->status == 0) break;
   }
   ::kill(server, SIGTERM);
@@ -228,7 +230,8 @@ BenchSample run_bench_launch(const BenchOptions& options, const NetworkSpec& bas
     overrides.rate = "idle";
   } else {
     // Every source offers its share: the streams together offer `rate`.
-    std::snprintf(number, sizeof number, "%.0f", *rate / static_cast<double>(std::max(group.streams, 1U)));
+    std::snprintf(number, sizeof number, "%.0f",
+                  *rate / static_cast<double>(std::max(group.streams, 1U)));
     overrides.rate = number;
   }
   overrides.duration_s = (grid.warmup + grid.duration).count();
@@ -314,9 +317,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   BenchMeta meta = describe_machine(options.command);
   std::ostream* progress = options.progress;
   if (progress != nullptr) {
-    *progress << "bench: " << total_runs << " runs of " << Seconds(grid.warmup).count() << " s warm-up + "
-              << grid.duration.count() << " s, about " << duration_text(expected) << "; writing "
-              << options.out_dir << "/\n";
+    *progress << "bench: " << total_runs << " runs of " << Seconds(grid.warmup).count()
+              << " s warm-up + " << grid.duration.count() << " s, about " << duration_text(expected)
+              << "; writing " << options.out_dir << "/\n";
   }
   if (options.iperf && measure_iperf(meta, progress) && progress != nullptr) {
     *progress << "bench: iperf3 over loopback: " << *meta.iperf_bytes_per_s / 1e6 << " MB/s\n";
@@ -331,14 +334,22 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   } else if (progress != nullptr) {
     *progress << "bench: " << cost.error().message << "; no wake-up floor in this sweep\n";
   }
-  jsonl << nlohmann::json{{"kind", "bench"},      {"host", meta.host},
-                          {"cpus", meta.cpus},    {"kernel", meta.kernel},
-                          {"cpu", meta.cpu_model}, {"commit", meta.commit},
-                          {"date", meta.date},    {"command", meta.command},
+  jsonl << nlohmann::json{{"kind", "bench"},
+                          {"host", meta.host},
+                          {"cpus", meta.cpus},
+                          {"kernel", meta.kernel},
+                          {"cpu", meta.cpu_model},
+                          {"commit", meta.commit},
+                          {"date", meta.date},
+                          {"command", meta.command},
                           {"grid", grid_json(grid)},
-                          {"iperf3_bytes_per_s", meta.iperf_bytes_per_s ? nlohmann::json(*meta.iperf_bytes_per_s) : nlohmann::json(nullptr)},
-                          {"iperf3_cores", meta.iperf_cores ? nlohmann::json(*meta.iperf_cores) : nlohmann::json(nullptr)},
-                          {"wake_cost_us", meta.wake_cost_us ? nlohmann::json(*meta.wake_cost_us) : nlohmann::json(nullptr)}}
+                          {"iperf3_bytes_per_s", meta.iperf_bytes_per_s
+                                                     ? nlohmann::json(*meta.iperf_bytes_per_s)
+                                                     : nlohmann::json(nullptr)},
+                          {"iperf3_cores", meta.iperf_cores ? nlohmann::json(*meta.iperf_cores)
+                                                            : nlohmann::json(nullptr)},
+                          {"wake_cost_us", meta.wake_cost_us ? nlohmann::json(*meta.wake_cost_us)
+                                                             : nlohmann::json(nullptr)}}
                .dump()
         << std::endl;
 
@@ -376,7 +387,8 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       rate = point.offered(max_rate[run.group]);
     }
     // One bench.jsonl line: the run's summary and where in the sweep it belongs.
-    auto write_line = [&](const RunSummary& summary, bool ok, const char* key, nlohmann::json value) {
+    auto write_line = [&](const RunSummary& summary, bool ok, const char* key,
+                          nlohmann::json value) {
       auto line = to_json(summary);
       line["bench"] = {{"medium", group.medium}, {"wait", run.wait}, {"rate_label", label},
                        {"streams", group.streams}, {"repeat", run.repeat + 1}, {"ok", ok}};
@@ -393,8 +405,8 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       const auto& first = *sample.summary;
       contaminated_first = first.other_cores;
       if (progress != nullptr) {
-        *progress << "bench: other processes used " << std::fixed << std::setprecision(2) << first.other_cores
-                  << std::defaultfloat << " cores during the run (";
+        *progress << "bench: other processes used " << std::fixed << std::setprecision(2)
+                  << first.other_cores << std::defaultfloat << " cores during the run (";
         for (std::size_t k = 0; k < first.other_processes.size(); ++k) {
           *progress << (k > 0 ? ", " : "") << first.other_processes[k];
         }
@@ -407,9 +419,11 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     if (!sample.ok) ++failures;
     if (progress != nullptr) {
       const Seconds spent = Clock::now() - start;
-      const Seconds left = spent / static_cast<double>(i + 1) * static_cast<double>(total_runs - i - 1);
+      const Seconds left =
+          spent / static_cast<double>(i + 1) * static_cast<double>(total_runs - i - 1);
       char head[160];
-      const std::string streams = group.streams > 1 ? " " + std::to_string(group.streams) + " streams" : "";
+      const std::string streams =
+          group.streams > 1 ? " " + std::to_string(group.streams) + " streams" : "";
       std::snprintf(head, sizeof head, "[%3zu/%zu %s, ~%s left] %s %uB%s %s %s (%s) #%d: ", i + 1,
                     total_runs, duration_text(spent).c_str(), duration_text(left).c_str(),
                     group.medium.c_str(), group.tuple_bytes, streams.c_str(), run.wait.c_str(),
@@ -421,14 +435,17 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
         if (rate && *rate == 0) {
           std::snprintf(tail, sizeof tail, "%.2f cores idle", s.cores_machine);
         } else if (grid.network) {
-          std::snprintf(tail, sizeof tail, "%.0f events/s, %.0f events/s per core, %.3g CPU-us/event",
-                        s.events_per_s, s.events_per_core, s.cpu_us_per_event_machine);
+          std::snprintf(tail, sizeof tail,
+                        "%.0f events/s, %.0f events/s per core, %.3g CPU-us/event", s.events_per_s,
+                        s.events_per_core, s.cpu_us_per_event_machine);
         } else {
           std::snprintf(tail, sizeof tail, "%.0f tuples/s, %.3g CPU-us/tuple, p99 %.0f us",
                         s.tuples_per_s, s.cpu_us_per_tuple_machine, s.latency.p99_us);
         }
         *progress << tail
-                  << (!s.contaminated ? "" : contaminated_first ? " (contaminated again: kept)" : " (contaminated: kept)")
+                  << (!s.contaminated      ? ""
+                      : contaminated_first ? " (contaminated again: kept)"
+                                           : " (contaminated: kept)")
                   << '\n';
       } else {
         *progress << "FAILED" << (errors.empty() ? std::string() : ": " + errors.front()) << '\n';
@@ -445,14 +462,15 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   std::vector<LoopRow> loop_rows;
   if (study_runs > 0 && !cut_short) {
     loop_rows = run_loops(options.loops, progress, &jsonl, runs.size(), total_runs);
-    std::ofstream(options.out_dir + "/event_loops.csv", std::ios::trunc) << loops_csv(meta, loop_rows);
+    std::ofstream(options.out_dir + "/event_loops.csv", std::ios::trunc)
+        << loops_csv(meta, loop_rows);
     for (const auto& row : loop_rows) failures += row.repeats - row.ok_repeats;
   }
   const auto rows = aggregate(grid, samples);
   const std::string csv_path = options.out_dir + "/bench.csv";
   std::ofstream(csv_path, std::ios::trunc) << to_csv(meta, rows);
-  const std::string table =
-      summary_table(meta, grid, rows) + (loop_rows.empty() ? std::string() : loops_table(loop_rows));
+  const std::string table = summary_table(meta, grid, rows) +
+                            (loop_rows.empty() ? std::string() : loops_table(loop_rows));
   std::ofstream(options.out_dir + "/summary.txt", std::ios::trunc) << table;
   out << table;
   if (options.plots) {
@@ -460,7 +478,8 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       auto plotted = run_program({*python, options.plot_script, csv_path, "--out", options.out_dir},
                                  Seconds(120));
       if (!plotted || plotted->status != 0) {
-        std::cerr << "bench: plotting failed: " << (plotted ? plotted->output : "cannot run " + *python);
+        std::cerr << "bench: plotting failed: "
+                  << (plotted ? plotted->output : "cannot run " + *python);
       } else if (progress != nullptr) {
         *progress << plotted->output;
       }

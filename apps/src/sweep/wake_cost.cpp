@@ -84,7 +84,8 @@ transport::Result<WakeCost> measure_wake_cost(std::chrono::duration<double> leng
   const int cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   const auto before = transport::MachineCpu::sample();
   const auto start = std::chrono::steady_clock::now();
-  const auto until = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(length);
+  const auto until =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(length);
   std::uint64_t round_trips = 0;
   while (before && std::chrono::steady_clock::now() < until) {
     theirs.wake();

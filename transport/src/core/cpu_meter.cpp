@@ -128,7 +128,8 @@ std::vector<ProcessCpu> ProcessCpu::census() {
   std::vector<ProcessCpu> out;
   const long hz = ::sysconf(_SC_CLK_TCK);
   std::error_code ec;
-  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string path = "/proc/" + name + "/stat";
@@ -275,7 +276,8 @@ Result<MachineWindow> MachineWindow::start() {
   if (!at_start) return at_start.error();
   // The clock is read right after /proc/stat, as in stop(), so both edges lag their read by
   // the same amount; the processes are read just before it at both edges.
-  return MachineWindow{std::chrono::steady_clock::now(), at_start.value(), std::move(processes), cpus};
+  return MachineWindow{std::chrono::steady_clock::now(), at_start.value(), std::move(processes),
+                       cpus};
 }
 
 Result<MachineCpuReport> MachineWindow::stop() const {
@@ -284,7 +286,8 @@ Result<MachineCpuReport> MachineWindow::stop() const {
   if (!now) return now.error();
   const auto wall = std::chrono::steady_clock::now() - started_;
   MachineCpuReport report = make_machine_report(at_start_, now.value(), wall, cpus_);
-  report.processes = process_cpu_between(processes_at_start_, processes, std::chrono::milliseconds{1});
+  report.processes =
+      process_cpu_between(processes_at_start_, processes, std::chrono::milliseconds{1});
   return report;
 }
 

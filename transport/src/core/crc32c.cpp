@@ -151,13 +151,15 @@ constexpr std::uint32_t multiply_mod(std::uint32_t a, std::uint32_t b) noexcept 
 constexpr std::array<std::uint32_t, 67> kPowersOfTwo = [] {
   std::array<std::uint32_t, 67> powers{};
   powers[0] = kOne >> 1;  // x^1
-  for (std::size_t k = 1; k < powers.size(); ++k) powers[k] = multiply_mod(powers[k - 1], powers[k - 1]);
+  for (std::size_t k = 1; k < powers.size(); ++k)
+    powers[k] = multiply_mod(powers[k - 1], powers[k - 1]);
   return powers;
 }();
 
 }  // namespace
 
-std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b) noexcept {
+std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b,
+                             std::uint64_t length_b) noexcept {
   // Appending b to a multiplies a's CRC by x^(8 · length_b) and adds b's; the pre- and
   // post-inversions of the two CRCs cancel. x^(8n) is built from the binary digits of 8n.
   // A sender's frames nearly all have one length, so each thread keeps the last x^(8n) and

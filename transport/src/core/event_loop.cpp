@@ -67,9 +67,10 @@ bool EventLoop::wait(std::chrono::nanoseconds timeout) {
   const bool timed = timeout != std::chrono::nanoseconds::max();
   if (timed) {
     timer_.expires_after(timeout);
-    timer_.async_wait(with_memory(timer_memory_, [this, generation](const boost::system::error_code& ec) {
-      if (!ec && generation == timer_generation_) timer_fired_ = true;
-    }));
+    timer_.async_wait(
+        with_memory(timer_memory_, [this, generation](const boost::system::error_code& ec) {
+          if (!ec && generation == timer_generation_) timer_fired_ = true;
+        }));
   }
   // run_one() blocks in epoll_wait; handlers of stale waits may run first, so loop until
   // ours fired. The work guard keeps run_one() from returning for lack of work.

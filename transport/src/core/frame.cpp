@@ -38,7 +38,8 @@ static_assert(kHelloSenderIdAt + sizeof(std::uint32_t) == kHelloPayloadBytes);
 
 // Frame kinds: exactly one per frame. Ack is one too although frame.hpp's summary omits it:
 // its sequence field means "highest delivered", which no other kind could share.
-constexpr std::uint16_t kKindFlags = kFlagData | kFlagCredit | kFlagAck | kFlagHeartbeat | kFlagHello;
+constexpr std::uint16_t kKindFlags =
+    kFlagData | kFlagCredit | kFlagAck | kFlagHeartbeat | kFlagHello;
 static_assert((kKindFlags | kFlagEndOfStream) == kKnownFlags);
 
 // memcpy keeps loads and stores free of alignment and aliasing assumptions; callers pass
@@ -119,7 +120,8 @@ std::string flags_problem(std::uint16_t flags) {
 
 namespace {
 
-void encode_fields(const FrameHeader& header, std::span<std::byte, kFrameHeaderBytes> out) noexcept {
+void encode_fields(const FrameHeader& header,
+                   std::span<std::byte, kFrameHeaderBytes> out) noexcept {
   std::byte* p = out.data();
   store_le(p + kMagicAt, header.magic);
   store_le(p + kVersionAt, header.version);
@@ -245,7 +247,8 @@ Result<void> verify_checksum_from_crc(const FrameHeader& header,
                                                  payload_crc, header.payload_bytes));
 }
 
-void encode_hello(const HelloPayload& hello, std::span<std::byte, kHelloPayloadBytes> out) noexcept {
+void encode_hello(const HelloPayload& hello,
+                  std::span<std::byte, kHelloPayloadBytes> out) noexcept {
   std::byte* p = out.data();
   store_le(p + kHelloSchemaHashAt, hello.schema_hash);
   store_le(p + kHelloClusterTokenAt, hello.cluster_token);

@@ -23,7 +23,8 @@ inline Result<std::string> read_whole_file(const char* path,
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    return fail(ErrorCategory::io, err, std::string{"cannot open "} + path + ": " + std::strerror(err));
+    return fail(ErrorCategory::io, err,
+                std::string{"cannot open "} + path + ": " + std::strerror(err));
   }
   std::string text;
   std::array<char, 16384> chunk{};
@@ -34,7 +35,8 @@ inline Result<std::string> read_whole_file(const char* path,
       if (errno == EINTR) continue;
       const int err = errno;
       ::close(fd);
-      return fail(ErrorCategory::io, err, std::string{"cannot read "} + path + ": " + std::strerror(err));
+      return fail(ErrorCategory::io, err,
+                  std::string{"cannot read "} + path + ": " + std::strerror(err));
     }
     text.append(chunk.data(), static_cast<std::size_t>(n));
     if (enough != nullptr && enough(text)) break;

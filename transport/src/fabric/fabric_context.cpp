@@ -135,7 +135,8 @@ Result<std::unique_ptr<FabricContext>> FabricContext::open(EventLoop& loop,
     const auto flags = bind_local ? FI_SOURCE : 0;
     if (with_rma) {
       auto ordered = make_hints(provider, true, true, /*waw=*/true);
-      if (fi_getinfo(kApiVersion, host.c_str(), service.c_str(), flags, ordered.get(), found) == 0) {
+      if (fi_getinfo(kApiVersion, host.c_str(), service.c_str(), flags, ordered.get(), found) ==
+          0) {
         return 0;
       }
     }
@@ -227,7 +228,8 @@ Result<void> FabricContext::setup(fi_info* info, bool bind_local) {
     if (int rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)) return error("fi_cq_open", rc);
   }
   if (int rc = fi_endpoint(domain_, info, &ep_, nullptr)) return error("fi_endpoint", rc);
-  if (int rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)) return error("fi_ep_bind(cq)", rc);
+  if (int rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV))
+    return error("fi_ep_bind(cq)", rc);
   if (int rc = fi_ep_bind(ep_, &av_->fid, 0)) return error("fi_ep_bind(av)", rc);
   if (int rc = fi_enable(ep_)) return error("fi_enable", rc);
   if (have_fd) {
@@ -333,11 +335,12 @@ bool FabricContext::arm() {
     if (wait_pending_) return true;
     wait_pending_ = true;
     recheck_.expires_after(kNoFdRecheck);
-    recheck_.async_wait(with_memory(wait_memory_, [this, alive = alive_](const boost::system::error_code& ec) {
-      if (!*alive || ec == boost::asio::error::operation_aborted) return;
-      wait_pending_ = false;
-      loop_.notify();
-    }));
+    recheck_.async_wait(
+        with_memory(wait_memory_, [this, alive = alive_](const boost::system::error_code& ec) {
+          if (!*alive || ec == boost::asio::error::operation_aborted) return;
+          wait_pending_ = false;
+          loop_.notify();
+        }));
     return true;
   }
   fid* cq_fid = &cq_->fid;
@@ -345,12 +348,13 @@ bool FabricContext::arm() {
   if (fi_trywait(fabric_, &cq_fid, 1) != FI_SUCCESS) return false;
   if (wait_pending_) return true;
   wait_pending_ = true;
-  descriptor_->async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                          with_memory(wait_memory_, [this, alive = alive_](const boost::system::error_code& ec) {
-                            if (!*alive || ec == boost::asio::error::operation_aborted) return;
-                            wait_pending_ = false;
-                            loop_.notify();
-                          }));
+  descriptor_->async_wait(
+      boost::asio::posix::stream_descriptor::wait_read,
+      with_memory(wait_memory_, [this, alive = alive_](const boost::system::error_code& ec) {
+        if (!*alive || ec == boost::asio::error::operation_aborted) return;
+        wait_pending_ = false;
+        loop_.notify();
+      }));
   return true;
 }
 

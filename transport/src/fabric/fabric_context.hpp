@@ -102,11 +102,12 @@ class WakeTimer {
     pending_ = true;
     at_ = deadline;
     timer_.expires_at(deadline);
-    timer_.async_wait(with_memory(memory_, [this, alive = alive_](const boost::system::error_code& ec) {
-      if (!*alive || ec == boost::asio::error::operation_aborted) return;
-      pending_ = false;
-      loop_.notify();
-    }));
+    timer_.async_wait(
+        with_memory(memory_, [this, alive = alive_](const boost::system::error_code& ec) {
+          if (!*alive || ec == boost::asio::error::operation_aborted) return;
+          pending_ = false;
+          loop_.notify();
+        }));
   }
 
  private:

@@ -254,7 +254,8 @@ class FabricListenerImpl final : public FabricListener, public Hub {
   // A failed CQ read, or an error entry that names no operation: the shared endpoint is
   // unusable, so the listener and every link fail.
   void on_cq_error(const Error& error) {
-    error_ = Error{error.category, error.code, "fabric listener on " + local_ + ": " + error.message};
+    error_ =
+        Error{error.category, error.code, "fabric listener on " + local_ + ": " + error.message};
     for (auto& link : links_) link->fail_link(error);
   }
 
@@ -357,8 +358,8 @@ class FabricListenerImpl final : public FabricListener, public Hub {
   }
 
   void reject(std::string why) {
-    rejected_.push_back(
-        Error{ErrorCategory::protocol, 0, "hello refused on fabric listener " + local_ + ": " + why});
+    rejected_.push_back(Error{ErrorCategory::protocol, 0,
+                              "hello refused on fabric listener " + local_ + ": " + why});
   }
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

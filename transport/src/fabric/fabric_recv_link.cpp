@@ -570,7 +570,8 @@ bool FabricRecvLink::send_progress_ack() {
   const bool sent =
       transfer_ == FabricTransfer::rma_writes
           ? write_word(kAckWordAt, kImmAck, acked_)
-          : inject_control({.flags = kFlagAck, .stream_id = options_.stream_id, .sequence = acked_});
+          : inject_control(
+                {.flags = kFlagAck, .stream_id = options_.stream_id, .sequence = acked_});
   if (sent) ack_sent_ = acked_;
   return sent;
 }

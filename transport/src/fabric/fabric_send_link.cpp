@@ -761,7 +761,8 @@ class FabricSendLink final : public SendLink {
     if (state_ == LinkState::connecting) {
       auto deadline = reconnecting_ ? reconnect_deadline_ : connect_deadline_;
       if (hello_due_) deadline = std::min(deadline, retry_at_);
-      if (reconnecting_ && !hello_busy_) deadline = std::min(deadline, hello_sent_at_ + kHelloAgain);
+      if (reconnecting_ && !hello_busy_)
+        deadline = std::min(deadline, hello_sent_at_ + kHelloAgain);
       return deadline;
     }
     return std::min(last_sent_ + options_.heartbeat, last_heard_ + options_.peer_timeout);

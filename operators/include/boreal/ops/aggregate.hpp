@@ -127,9 +127,9 @@ struct AggregateParams {
 class AggregateBox final : public Box {
  public:
   // Validates (every problem, one per line) and binds every field to its offset.
-  static Result<std::unique_ptr<AggregateBox>> make(const AggregateParams& params,
-                                                    const Schema& input,
-                                                    std::size_t batch_rows = Output::kDefaultBatchRows);
+  static Result<std::unique_ptr<AggregateBox>> make(
+      const AggregateParams& params, const Schema& input,
+      std::size_t batch_rows = Output::kDefaultBatchRows);
   ~AggregateBox() override;
 
   [[nodiscard]] std::string_view type() const noexcept override { return "aggregate"; }

@@ -177,7 +177,8 @@ class Box {
   std::vector<Output> outputs_;
 
  private:
-  [[noreturn]] void misuse(const char* call, std::size_t port, const BatchView* batch) const noexcept;
+  [[noreturn]] void misuse(const char* call, std::size_t port,
+                           const BatchView* batch) const noexcept;
 
   // finished_[port]: that input has ended; sized on the first finish() (one allocation per
   // box, never per batch).

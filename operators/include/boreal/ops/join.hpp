@@ -121,7 +121,9 @@ class JoinBox final : public Box {
   // Tuples currently held for future matches, per port (0 = left, 1 = right).
   [[nodiscard]] std::size_t stored(std::size_t port) const noexcept;
   // Tuples dropped as later than the slack allows, per port.
-  [[nodiscard]] std::uint64_t dropped_late(std::size_t port) const noexcept { return dropped_late_[port]; }
+  [[nodiscard]] std::uint64_t dropped_late(std::size_t port) const noexcept {
+    return dropped_late_[port];
+  }
 
   // The plan, bound at make() time; public so join.cpp's helpers can share it.
   enum class NumKind : std::uint8_t { i32, i64, f64 };

@@ -78,7 +78,9 @@ class LatencyHistogram {
   [[nodiscard]] std::uint64_t overflow_count() const noexcept { return counts_[kOverflowBucket]; }
   // Values in bucket `index` (< kBucketCount), for folding into coarser buckets elsewhere
   // (the live metrics' histogram, apps/src/runtime/metrics_sample.hpp).
-  [[nodiscard]] std::uint64_t count_at(std::uint32_t index) const noexcept { return counts_[index]; }
+  [[nodiscard]] std::uint64_t count_at(std::uint32_t index) const noexcept {
+    return counts_[index];
+  }
   // Sum of the recorded values in ns (after clamping), as mean() uses it.
   [[nodiscard]] std::uint64_t sum() const noexcept { return sum_; }
 

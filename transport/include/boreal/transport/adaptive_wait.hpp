@@ -124,7 +124,8 @@ class BasicAdaptiveWait {
       const auto lead = receives(hints) ? wake_lead() : wake_cost_;
       const auto overshoot = detail::sleep_measured<Clock>(std::max(t - lead, kMinSleep), source,
                                                           stats_);
-      const auto deviation = overshoot > wake_cost_ ? overshoot - wake_cost_ : wake_cost_ - overshoot;
+      const auto deviation =
+          overshoot > wake_cost_ ? overshoot - wake_cost_ : wake_cost_ - overshoot;
       wake_deviation_ += (deviation - wake_deviation_) / 4;
       wake_cost_ += (overshoot - wake_cost_) / 8;
     } else {
@@ -147,7 +148,8 @@ class BasicAdaptiveWait {
   [[nodiscard]] bool prefers_block() const noexcept { return prefer_block_; }
   [[nodiscard]] std::chrono::nanoseconds spin_budget() const noexcept {
     return std::min<std::chrono::nanoseconds>(
-        {wake_cost_, config_.spin, std::chrono::duration_cast<std::chrono::nanoseconds>(config_.latency_budget) / 4});
+        {wake_cost_, config_.spin,
+         std::chrono::duration_cast<std::chrono::nanoseconds>(config_.latency_budget) / 4});
   }
   // EWMA of the share of (spinning) episodes that ended inside their spin.
   [[nodiscard]] double spin_success() const noexcept { return spin_success_; }
@@ -197,7 +199,8 @@ class BasicAdaptiveWait {
     if (receives(hints)) {
       // Arrivals one sleep would span: sleep once it is two, block below one.
       const double rate_hz = hints.arrival_rate_hz > 0.0 ? hints.arrival_rate_hz : 0.0;
-      const double spanned = std::chrono::duration<double>(sleep_span(config_, hints)).count() * rate_hz;
+      const double spanned =
+          std::chrono::duration<double>(sleep_span(config_, hints)).count() * rate_hz;
       if (prefer_block_ && spanned > 2.0) prefer_block_ = false;
       if (!prefer_block_ && spanned < 1.0) prefer_block_ = true;
     } else {

@@ -26,7 +26,8 @@ std::string_view to_string(ErrorCategory category) noexcept;
 struct Error {
   ErrorCategory category = ErrorCategory::io;
   int code = 0;         // errno, asio error value or libfabric code; 0 when none applies
-  std::string message;  // names the problem and where it is ("link 'ticks' from 127.0.0.1:4021: ...")
+  std::string
+      message;  // names the problem and where it is ("link 'ticks' from 127.0.0.1:4021: ...")
 
   // "protocol error: <message>" (plus " (code N)" when code is set).
   [[nodiscard]] std::string describe() const;

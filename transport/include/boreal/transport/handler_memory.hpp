@@ -69,7 +69,9 @@ class HandlerAllocator {
   template <class U>
   HandlerAllocator(const HandlerAllocator<U>& other) noexcept : memory_(other.memory()) {}
 
-  [[nodiscard]] T* allocate(std::size_t n) { return static_cast<T*>(memory_->allocate(sizeof(T) * n)); }
+  [[nodiscard]] T* allocate(std::size_t n) {
+    return static_cast<T*>(memory_->allocate(sizeof(T) * n));
+  }
   void deallocate(T* p, std::size_t /*n*/) noexcept { memory_->deallocate(p); }
   [[nodiscard]] const SharedHandlerMemory& memory() const noexcept { return memory_; }
 
@@ -104,8 +106,8 @@ class MemoryBoundHandler {
 };
 
 template <class Handler>
-[[nodiscard]] MemoryBoundHandler<std::decay_t<Handler>> with_memory(const SharedHandlerMemory& memory,
-                                                                    Handler&& handler) {
+[[nodiscard]] MemoryBoundHandler<std::decay_t<Handler>> with_memory(
+    const SharedHandlerMemory& memory, Handler&& handler) {
   return MemoryBoundHandler<std::decay_t<Handler>>(memory, std::forward<Handler>(handler));
 }
 

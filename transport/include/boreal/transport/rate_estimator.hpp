@@ -29,7 +29,8 @@ class RateEstimator {
     }
     const auto elapsed = now_ns - start_;
     if (elapsed < window_) return;
-    const double rate = static_cast<double>(pending_) / std::chrono::duration<double>(elapsed).count();
+    const double rate =
+        static_cast<double>(pending_) / std::chrono::duration<double>(elapsed).count();
     rate_ = primed_ ? weight_ * rate + (1.0 - weight_) * rate_ : rate;
     primed_ = true;
     if (rate > peak_) peak_ = rate;

@@ -54,7 +54,8 @@ class RecentQuantile {
   [[nodiscard]] std::optional<std::chrono::nanoseconds> quantile(double q) const noexcept {
     if (seen_ < kMinSamples || total_ == 0) return std::nullopt;
     // The smallest bucket at or below which at least q of the samples lie.
-    const auto rank = static_cast<std::uint64_t>(std::max(1.0, q * static_cast<double>(total_) + 0.999999));
+    const auto rank =
+        static_cast<std::uint64_t>(std::max(1.0, q * static_cast<double>(total_) + 0.999999));
     std::uint64_t below = 0;
     for (std::size_t i = 0; i < kBuckets; ++i) {
       below += counts_[i];
@@ -68,7 +69,8 @@ class RecentQuantile {
 
   // The bucket a duration is counted in, and the largest duration it holds (exposed for tests).
   [[nodiscard]] static std::size_t bucket_of(std::chrono::nanoseconds duration) noexcept {
-    const auto units = static_cast<std::uint64_t>(std::max<std::int64_t>(0, duration.count())) >> 10;
+    const auto units =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(0, duration.count())) >> 10;
     if (units < 4) return static_cast<std::size_t>(units);
     const int exponent = static_cast<int>(std::bit_width(units)) - 1;  // >= 2
     if (exponent >= kMaxExponent) return kBuckets - 1;
@@ -76,7 +78,8 @@ class RecentQuantile {
     return static_cast<std::size_t>(4 * (exponent - 1) + quarter);
   }
   [[nodiscard]] static std::chrono::nanoseconds upper_edge(std::size_t bucket) noexcept {
-    if (bucket == kBuckets - 1) return std::chrono::nanoseconds{(std::int64_t{1} << kMaxExponent) << 10};
+    if (bucket == kBuckets - 1)
+      return std::chrono::nanoseconds{(std::int64_t{1} << kMaxExponent) << 10};
     if (bucket < 4) return std::chrono::nanoseconds{static_cast<std::int64_t>(bucket + 1) << 10};
     const int exponent = static_cast<int>(bucket / 4) + 1;
     const auto quarter = static_cast<std::int64_t>(bucket % 4);

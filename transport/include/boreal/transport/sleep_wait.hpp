@@ -24,7 +24,8 @@ inline constexpr std::chrono::nanoseconds kMinSleep = std::chrono::microseconds(
 
 // The longest sleep the budget and the free capacity allow: min(budget, f·C/λ). λ ≤ 0
 // (nothing arriving) gives the budget. Pure, so tests check the formula directly.
-inline std::chrono::nanoseconds sleep_span(const WaitConfig& config, const LoadHints& hints) noexcept {
+inline std::chrono::nanoseconds sleep_span(const WaitConfig& config,
+                                           const LoadHints& hints) noexcept {
   std::chrono::nanoseconds t = config.latency_budget;
   if (hints.arrival_rate_hz > 0.0) {
     // Written so that NaN inputs (an estimator fed garbage) keep the budget instead of reaching
@@ -55,7 +56,8 @@ std::chrono::nanoseconds sleep_interval(const WaitConfig& config, const LoadHint
 // within tens of microseconds of a frame, inside the budget. A stream with gaps shorter than
 // this between its frames keeps sleeping.
 inline std::chrono::nanoseconds idle_before_block(const WaitConfig& config) noexcept {
-  return std::max<std::chrono::nanoseconds>(std::chrono::milliseconds(2), 10 * config.latency_budget);
+  return std::max<std::chrono::nanoseconds>(std::chrono::milliseconds(2),
+                                            10 * config.latency_budget);
 }
 
 namespace detail {
