@@ -199,13 +199,25 @@ class FabricTest : public ::testing::Test {
     return pair.sink.sequences.size() == frames;
   }
 
-  // Both ends' states and errors, and the listener's: for a failure message.
+  // What an end did, for a failure message.
+  static std::string counts(const LinkStats& s) {
+    return "frames " + std::to_string(s.frames) + ", credit frames " +
+           std::to_string(s.credit_frames) + ", posts " + std::to_string(s.write_calls) +
+           ", refused posts " + std::to_string(s.would_block) + ", CQ reads " +
+           std::to_string(s.read_calls) + ", reconnects " + std::to_string(s.reconnects) +
+           ", replayed " + std::to_string(s.frames_replayed) + ", duplicates dropped " +
+           std::to_string(s.duplicates_dropped);
+  }
+
+  // Both ends' states, errors and counts, and the listener's: for a failure message.
   std::string explain(const LinkPair& pair) const {
     std::string text = "sender ";
     text += pair.send ? std::string(to_string(pair.send->state())) : "closed";
     if (pair.send && pair.send->error()) text += " (" + pair.send->error()->describe() + ")";
+    if (pair.send) text += " [" + counts(pair.send->stats()) + "]";
     text += ", receiver " + std::string(to_string(pair.recv->state()));
     if (pair.recv->error()) text += " (" + pair.recv->error()->describe() + ")";
+    text += " [" + counts(pair.recv->stats()) + "]";
     if (listener_) {
       if (listener_->error()) text += "; listener: " + listener_->error()->describe();
       for (const auto& refusal : listener_->rejected()) text += "; refused: " + refusal.message;
@@ -663,7 +675,14 @@ TEST_P(FabricLinkTest, ConnectTimeoutNamesTheLastHelloFailure) {
 
 // A sender that goes away is noticed by its receiver's silence detection, waited for the
 // reconnect timeout, and then the link fails; another link on the same listener keeps
-// delivering.
+// delivering every frame, once and in order. That link waits longer for a lost peer (a
+// reconnect timeout of 3 s): twice, in CI under ThreadSanitizer, tcp;ofi_rxm with fabric-rma
+// lost the surviving sender's connection in both directions when the other sender's endpoint
+// closed (no completion said so on either end; never reproduced here, in ~600 runs with and
+// without load). Its ends then noticed the silence, and the sender reconnected, but later than
+// the 400 ms this test gives the lost one. A link that heals (reconnects and replays what was
+// not acknowledged) is what a node does about a dropped connection, so that is what is
+// asserted; the failure message counts the link's reconnects.
 TEST_P(FabricLinkTest, ReceiverWaitsForItsLostSenderThenFailsWhileAnotherLinkDelivers) {
   if (std::string(provider()) == "shm") {
     GTEST_SKIP() << "shm: an endpoint closed in this process leaves its peers in this process "
@@ -675,6 +694,7 @@ TEST_P(FabricLinkTest, ReceiverWaitsForItsLostSenderThenFailsWhileAnotherLinkDel
   auto other_options = lively(8, 2);
   other_options.stream_id = 9;
   other_options.name = "quotes";
+  other_options.reconnect_timeout = 3s;
   add_link(other, other_options, transfer());
   if (HasFatalFailure()) return;
   ASSERT_TRUE(drive_until([&] {
