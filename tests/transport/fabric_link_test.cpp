@@ -205,6 +205,7 @@ class FabricTest : public ::testing::Test {
            std::to_string(s.credit_frames) + ", posts " + std::to_string(s.write_calls) +
            ", refused posts " + std::to_string(s.would_block) + ", CQ reads " +
            std::to_string(s.read_calls) + ", reconnects " + std::to_string(s.reconnects) +
+           ", fresh endpoints " + std::to_string(s.fresh_endpoints) +
            ", replayed " + std::to_string(s.frames_replayed) + ", duplicates dropped " +
            std::to_string(s.duplicates_dropped);
   }
@@ -719,6 +720,45 @@ TEST_P(FabricLinkTest, ReceiverWaitsForItsLostSenderThenFailsWhileAnotherLinkDel
                 ": peer silent for 300 ms (gone, or the network is down); the sender did not "
                 "come back within 400 ms (after frame 0)");
   expect_in_order(other, sent);
+  EXPECT_EQ(listener_->error(), nullptr) << listener_->error()->describe();
+}
+
+// A hello that goes unanswered is said again from a fresh endpoint a second after it went
+// out. Here the receiving node refuses the first (it does not expect the stream yet, and a
+// refusal sends nothing back) and then expects it: the sender's second endpoint connects and
+// every frame arrives once, in order. The same path serves an answer lost with the connection
+// that carried it, which the first endpoint would wait for until its connect timeout.
+TEST_P(FabricLinkTest, UnansweredHelloIsSaidAgainFromAFreshEndpoint) {
+  open_listener(provider());
+  if (IsSkipped() || HasFatalFailure()) return;
+  const auto o = options(8, 2);
+  connect_link(main_, o, transfer());  // nobody expects stream 7 yet
+  if (HasFatalFailure()) return;
+  send_ = main_.send.get();
+  const auto deadline = Clock::now() + kDeadline;
+  while (listener_->rejected().empty() && Clock::now() < deadline) {
+    send_->do_work();
+    sender_loop_.do_work(Clock::now());
+    listener_->do_work();
+    receiver_loop_.do_work(Clock::now());
+  }
+  ASSERT_EQ(listener_->rejected().size(), 1u);
+  EXPECT_EQ(listener_->rejected().front().message,
+            "hello refused on fabric listener " + local() +
+                ": unknown stream id 7 (this node expects none)");
+  expect_link(main_, o, transfer());
+  if (IsSkipped() || HasFatalFailure()) return;
+  recv_ = main_.recv;
+  constexpr std::uint64_t kFrames = 40;
+  std::vector<std::uint32_t> sent;
+  ASSERT_TRUE(drive_until([&] { return feed(main_, kFrames, sent); }))
+      << "received " << sink_.sequences.size() << " of " << kFrames << " (" << explain(main_)
+      << ")";
+  expect_in_order(main_, sent);
+  EXPECT_EQ(send_->stats().fresh_endpoints, 1u);
+  EXPECT_EQ(send_->stats().reconnects, 0u);
+  EXPECT_EQ(recv_->stats().reconnects, 0u);
+  EXPECT_EQ(listener_->rejected().size(), 1u);
   EXPECT_EQ(listener_->error(), nullptr) << listener_->error()->describe();
 }
 

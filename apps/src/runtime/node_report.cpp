@@ -25,6 +25,7 @@ json to_json(const transport::LinkStats& s) {
           {"duplicates_dropped", s.duplicates_dropped},
           {"frames_replayed", s.frames_replayed},
           {"reconnects", s.reconnects},
+          {"fresh_endpoints", s.fresh_endpoints},
           {"read_calls", s.read_calls},
           {"write_calls", s.write_calls},
           {"would_block", s.would_block},
@@ -42,6 +43,7 @@ transport::LinkStats link_stats_from_json(const json& j) {
   s.duplicates_dropped = j.value("duplicates_dropped", 0ULL);
   s.frames_replayed = j.value("frames_replayed", 0ULL);
   s.reconnects = j.value("reconnects", 0ULL);
+  s.fresh_endpoints = j.value("fresh_endpoints", 0ULL);
   s.read_calls = j.value("read_calls", 0ULL);
   s.write_calls = j.value("write_calls", 0ULL);
   s.would_block = j.value("would_block", 0ULL);

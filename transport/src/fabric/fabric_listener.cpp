@@ -357,9 +357,14 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     link->attach(peer.value(), "peer of " + local_, *extension, h.sender_id, name);
   }
 
+  // Records a refusal, once per reason (a refused sender says hello again from new endpoints).
   void reject(std::string why) {
-    rejected_.push_back(Error{ErrorCategory::protocol, 0,
-                              "hello refused on fabric listener " + local_ + ": " + why});
+    Error refusal{ErrorCategory::protocol, 0,
+                  "hello refused on fabric listener " + local_ + ": " + why};
+    const bool known = std::any_of(rejected_.begin(), rejected_.end(), [&](const Error& e) {
+      return e.category == refusal.category && e.message == refusal.message;
+    });
+    if (!known) rejected_.push_back(std::move(refusal));
   }
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

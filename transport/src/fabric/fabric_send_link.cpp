@@ -18,15 +18,16 @@
 // Connecting: a hello that fails because nobody listens yet (an immediate -FI_ENOENT,
 // -FI_ECONNREFUSED, -FI_EHOSTUNREACH, or an error completion of the hello) is sent again
 // after a backoff of kRetryFirst doubling to kRetryMost, until connect_timeout; the timeout's
-// error then names the last failure. Established: a heartbeat frame (fi_tinject to the
-// listener's hello tag, which routes it by stream id) goes out after options.heartbeat without
-// any other send. The connection is lost after options.peer_timeout without hearing anything
-// from the receiver (a credit, an ack, a heartbeat, a remote write), or when an operation
-// fails: the link then closes its endpoint, opens a new one after a backoff (kRetryFirst
-// doubling to kRetryMost), says hello again with the same sender id and replays what was not
-// acknowledged; it fails when no receiver answered within options.reconnect_timeout. The
-// clock is read once per do_work(); a blocked thread is woken for the next deadline by a
-// timer in the EventLoop.
+// error then names the last failure. A hello that went out and stays unanswered for
+// kFreshEndpointAfter is followed by a new endpoint and its hello. Established: a heartbeat
+// frame (fi_tinject to the listener's hello tag, which routes it by stream id) goes out after
+// options.heartbeat without any other send. The connection is lost after
+// options.peer_timeout without hearing anything from the receiver (a credit, an ack, a
+// heartbeat, a remote write), or when an operation fails: the link then closes its endpoint,
+// opens a new one after a backoff (kRetryFirst doubling to kRetryMost), says hello again with
+// the same sender id and replays what was not acknowledged; it fails when no receiver
+// answered within options.reconnect_timeout. The clock is read once per do_work(); a blocked
+// thread is woken for the next deadline by a timer in the EventLoop.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -69,6 +70,16 @@ constexpr std::chrono::milliseconds kRetryMost{200};
 // Reconnecting: a hello that went out but was not answered (the receiver refused it, or still
 // holds frames of the lost connection) is sent again after this long.
 constexpr std::chrono::milliseconds kHelloAgain{500};
+// Connecting or reconnecting: when this long has passed since the first hello on an endpoint
+// went out and no answer came, the link closes that endpoint and opens a new one, whose hello
+// comes on a new connection; each further endpoint waits twice as long as the one before (a
+// receiver too busy to answer within a second gets longer), until the link is established.
+// A receiver answers within milliseconds; what this covers is a hello it refused (it did not
+// expect the stream yet), an answer lost with the connection that carried it, or a connection
+// the provider stopped serving without an error on either end. The receiver takes the new
+// endpoint for the same sender (same sender id, nothing of the old connection arrived), so
+// nothing is delivered twice.
+constexpr std::chrono::milliseconds kFreshEndpointAfter{1000};
 
 using Clock = std::chrono::steady_clock;
 
@@ -460,6 +471,8 @@ class FabricSendLink final : public SendLink {
     backup_.resume(*resume_after_, [this](std::uint32_t slot) { drop(slot); });
     state_ = LinkState::established;
     was_established_ = true;
+    first_hello_at_.reset();
+    answer_wait_ = kFreshEndpointAfter;
     last_heard_ = now_;
     if (reconnecting_) {
       reconnecting_ = false;
@@ -599,6 +612,7 @@ class FabricSendLink final : public SendLink {
     hello_due_ = false;
     hello_busy_ = true;
     hello_sent_at_ = now_;
+    if (!first_hello_at_) first_hello_at_ = now_;
     last_sent_ = now_;
     return true;
   }
@@ -611,17 +625,30 @@ class FabricSendLink final : public SendLink {
     retry_backoff_ = std::min(retry_backoff_ * 2, kRetryMost);
   }
 
-  // Connecting: gives up at the deadline; while reconnecting, says hello again when the last
-  // one went unanswered.
+  // Connecting: gives up at the deadline; opens a new endpoint when this one's hello went
+  // unanswered for answer_wait_ (reopen() then says hello from it); while
+  // reconnecting, says hello again on the same endpoint when the last one went unanswered.
   void check_connecting() {
-    if (reconnecting_) {
-      if (now_ >= reconnect_deadline_) return give_up("no receiver answered");
-      if (!hello_due_ && !hello_busy_ && now_ - hello_sent_at_ >= kHelloAgain) {
-        hello_due_ = true;
-      }
+    if (reconnecting_ ? now_ >= reconnect_deadline_ : now_ >= connect_deadline_) {
+      return connect_timed_out("no receiver answered");
+    }
+    if (first_hello_at_ && now_ - *first_hello_at_ >= answer_wait_) {
+      ++stats_.fresh_endpoints;
+      answer_wait_ *= 2;
+      close_connection();
+      backup_.connection_lost();
+      retry_at_ = now_;
       return;
     }
-    if (now_ < connect_deadline_) return;
+    if (reconnecting_ && !hello_due_ && !hello_busy_ && now_ - hello_sent_at_ >= kHelloAgain) {
+      hello_due_ = true;
+    }
+  }
+
+  // No connection by the deadline: the first one's error names the connect timeout and what
+  // became of the hello, a reconnect's the loss and `last_attempt`.
+  void connect_timed_out(const std::string& last_attempt) {
+    if (reconnecting_) return give_up(last_attempt);
     set_failed(Error{ErrorCategory::closed, 0,
                      describe() + ": no credit from the receiver within " +
                          std::to_string(connect_timeout_.count()) +
@@ -703,6 +730,7 @@ class FabricSendLink final : public SendLink {
     }
     hello_busy_ = false;
     hello_refused_since_.reset();
+    first_hello_at_.reset();
     // Registrations before the context that owns their domain.
     pool_reg_ = Registration{};
     control_reg_ = Registration{};
@@ -718,10 +746,12 @@ class FabricSendLink final : public SendLink {
     link_index_ = 0;
   }
 
-  // Reconnecting without an endpoint: opens a new one when the backoff has passed.
+  // Without an endpoint (a lost connection, or an unanswered hello): opens a new one when the
+  // backoff has passed.
   int reopen() {
-    if (now_ >= reconnect_deadline_) {
-      give_up(last_hello_failure_.empty() ? "no endpoint opened yet" : last_hello_failure_);
+    if (reconnecting_ ? now_ >= reconnect_deadline_ : now_ >= connect_deadline_) {
+      connect_timed_out(last_hello_failure_.empty() ? "no endpoint opened yet"
+                                                    : last_hello_failure_);
       return 0;
     }
     if (now_ < retry_at_) return 0;
@@ -763,6 +793,7 @@ class FabricSendLink final : public SendLink {
       if (hello_due_) deadline = std::min(deadline, retry_at_);
       if (reconnecting_ && !hello_busy_)
         deadline = std::min(deadline, hello_sent_at_ + kHelloAgain);
+      if (first_hello_at_) deadline = std::min(deadline, *first_hello_at_ + answer_wait_);
       return deadline;
     }
     return std::min(last_sent_ + options_.heartbeat, last_heard_ + options_.peer_timeout);
@@ -821,6 +852,10 @@ class FabricSendLink final : public SendLink {
   bool hello_due_ = false;   // to be sent at retry_at_
   bool hello_busy_ = false;  // its send is in flight
   Clock::time_point hello_sent_at_{};
+  // When the first hello on this endpoint went out, until the connection is established or
+  // the endpoint closes (kFreshEndpointAfter).
+  std::optional<Clock::time_point> first_hello_at_;
+  std::chrono::milliseconds answer_wait_ = kFreshEndpointAfter;  // doubles per fresh endpoint
   // Since when the provider refuses the hello (-FI_EAGAIN), while it does.
   std::optional<Clock::time_point> hello_refused_since_;
   // The current connection's answer to the hello: the resume point and (fabric-msg) credit.

@@ -125,7 +125,9 @@ class FabricListener {
   [[nodiscard]] virtual std::uint16_t port() const = 0;
   // Hellos refused (unknown stream, mismatched schema, token, tuple size or transfer...),
   // fabric-rma writes that name no known link, and messages on the hello tag lost (a
-  // sender's connection broke mid-message, or a message too long for a hello).
+  // sender's connection broke mid-message, or a message too long for a hello). A refused
+  // sender says hello again from fresh endpoints until its connect timeout: a refusal is
+  // listed once, however often the same reason repeats.
   [[nodiscard]] virtual const std::vector<Error>& rejected() const = 0;
   // A failure of the shared endpoint (a CQ error not owned by one link), if any.
   [[nodiscard]] virtual const Error* error() const = 0;
