@@ -23,6 +23,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -402,52 +403,53 @@ TEST_P(EveryFabricMedium, BadSendersAreRefusedAndTheGoodStreamsArriveInFull) {
   const auto dst_port = boreal::runtime::free_tcp_port("127.0.0.1").value();
   const std::string dst_address =
       "fabric://" + std::string(medium.provider) + "/127.0.0.1:" + std::to_string(dst_port);
-  const std::string good =
-      "name: good\n"
-      "schemas:\n"
-      "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
-      "nodes:\n"
-      "  - {name: src, address: \"tcp://127.0.0.1:" +
-      std::to_string(src_port) +
-      "\"}\n"
-      "  - {name: dst, address: \"" +
-      dst_address +
-      "\"}\n"
-      "transport: {medium: " +
-      medium.medium +
-      ", wait: block}\n"
-      "boxes:\n"
-      "  - {name: a, type: source, node: src, out: one, schema: tick, params: {rate: 20000, "
-      "tuples: 30000}}\n"
-      "  - {name: b, type: source, node: src, out: two, schema: tick, params: {rate: 20000, "
-      "tuples: 30000}}\n"
-      "  - {name: sa, type: sink, node: dst, in: one, schema: tick}\n"
-      "  - {name: sb, type: sink, node: dst, in: two, schema: tick}\n";
+  // $SRC, $DST and $MEDIUM stand for the sending node's address, the receiving node's and
+  // the medium under test.
+  const auto fill = [&](std::string text) {
+    const std::pair<std::string, std::string> values[] = {
+        {"$SRC", "tcp://127.0.0.1:" + std::to_string(src_port)},
+        {"$DST", dst_address},
+        {"$MEDIUM", std::string(medium.medium)}};
+    for (const auto& [key, value] : values) {
+      for (auto at = text.find(key); at != std::string::npos;
+           at = text.find(key, at + value.size())) {
+        text.replace(at, key.size(), value);
+      }
+    }
+    return text;
+  };
+  const std::string good = fill(R"(name: good
+schemas:
+  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]
+nodes:
+  - {name: src, address: "$SRC"}
+  - {name: dst, address: "$DST"}
+transport: {medium: $MEDIUM, wait: block}
+boxes:
+  - {name: a, type: source, node: src, out: one, schema: tick,
+     params: {rate: 20000, tuples: 30000}}
+  - {name: b, type: source, node: src, out: two, schema: tick,
+     params: {rate: 20000, tuples: 30000}}
+  - {name: sa, type: sink, node: dst, in: one, schema: tick}
+  - {name: sb, type: sink, node: dst, in: two, schema: tick}
+)");
   // Stream 1 ('one') with another schema; stream 3 ('three'), which dst does not expect.
-  const std::string bad =
-      "name: bad\n"
-      "schemas:\n"
-      "  other: [{seq: i64}, {ts: timestamp}, {pad: str48}]\n"
-      "nodes:\n"
-      "  - {name: evil, address: \"tcp://127.0.0.1:" +
-      std::to_string(src_port) +
-      "\"}\n"
-      "  - {name: dst, address: \"" +
-      dst_address +
-      "\"}\n"
-      "transport: {medium: " +
-      medium.medium +
-      ", wait: block}\n"
-      "boxes:\n"
-      "  - {name: a, type: source, node: evil, out: one, schema: other, params: {rate: 1000, "
-      "tuples: 10}}\n"
-      "  - {name: b, type: source, node: evil, out: two, schema: other, params: {rate: 1000, "
-      "tuples: 10}}\n"
-      "  - {name: c, type: source, node: evil, out: three, schema: other, params: {rate: 1000, "
-      "tuples: 10}}\n"
-      "  - {name: sa, type: sink, node: dst, in: one, schema: other}\n"
-      "  - {name: sc, type: sink, node: dst, in: three, schema: other}\n"
-      "  - {name: sb, type: sink, node: dst, in: two, schema: other}\n";
+  const std::string bad = fill(R"(name: bad
+schemas:
+  other: [{seq: i64}, {ts: timestamp}, {pad: str48}]
+nodes:
+  - {name: evil, address: "$SRC"}
+  - {name: dst, address: "$DST"}
+transport: {medium: $MEDIUM, wait: block}
+boxes:
+  - {name: a, type: source, node: evil, out: one, schema: other, params: {rate: 1000, tuples: 10}}
+  - {name: b, type: source, node: evil, out: two, schema: other, params: {rate: 1000, tuples: 10}}
+  - {name: c, type: source, node: evil, out: three, schema: other,
+     params: {rate: 1000, tuples: 10}}
+  - {name: sa, type: sink, node: dst, in: one, schema: other}
+  - {name: sc, type: sink, node: dst, in: three, schema: other}
+  - {name: sb, type: sink, node: dst, in: two, schema: other}
+)");
   const auto good_spec = dir.file("good.yaml", good);
   const auto bad_spec = dir.file("bad.yaml", bad);
   const auto lines_path = dir.file("run.jsonl");

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <random>
@@ -517,105 +519,76 @@ TEST(AggregateParams, ReportsEveryProblemAtOnce) {
 }
 
 TEST(AggregateParams, EachErrorKindHasItsMessage) {
-  const auto one = [](AggregateParams p) { return errors_of(p); };
-  auto base = time_params(10, 5, {{"count", "", "n"}});
-  EXPECT_EQ(one(base), "");
-  {
-    auto p = base;
-    p.window.slide = Duration(11);
-    EXPECT_EQ(one(p), "params.window.slide: slide 11ns is larger than size 10ns");
-  }
-  {
-    auto p = base;
-    p.window.field = "";
-    EXPECT_EQ(one(p), "params.window.field: a time window needs a time field");
-  }
-  {
-    auto p = base;
-    p.window.field = "zz";
-    EXPECT_EQ(one(p), "params.window.field: unknown field 'zz'");
-  }
-  { auto p = base; p.window.size = Duration((1ll << 61) + 1); p.window.slide = Duration(1);
-    EXPECT_EQ(one(p), "params.window.size: size must be at most 2^61 ns"); }
-  {
-    auto p = base;
-    p.timeout = Duration(0);
-    EXPECT_EQ(one(p), "params.timeout: timeout must be positive; got 0ns");
-  }
-  { auto p = base; p.window.size = Duration(5000); p.window.slide = Duration(1);
-    EXPECT_EQ(one(p),
-              "params.window: size + slack spans 5002 panes of gcd(size, slide) = 1ns; at most "
-              "4096 are supported");
-  }
-  { auto p = base; p.window.slide = Count{5};
-    EXPECT_EQ(one(p),
-              "params.window.slide: slide is 5 tuples but size is 10ns: a window is either a "
-              "Duration (time) or a Count (tuples) in both");
-  }
-  {
-    auto p = base;
-    p.slack = Duration(-3);
-    EXPECT_EQ(one(p), "params.slack: slack must not be negative; got -3ns");
-  }
-  { auto p = base; p.window.size = Duration(-10); p.window.slide = Duration(-10);
-    EXPECT_EQ(one(p), "params.window.size: size must be positive; got -10ns\n"
-                      "params.window.slide: slide must be positive; got -10ns"); }
-  {
-    auto p = base;
-    p.aggregates = {};
-    EXPECT_EQ(one(p), "params.aggregates: at least one aggregate is needed");
-  }
-  {
-    auto p = base;
-    p.aggregates = {{"count", "val", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field: count takes no field; got 'val'");
-  }
-  {
-    auto p = base;
-    p.aggregates = {{"max", "", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field: max needs a field");
-  }
-  {
-    auto p = base;
-    p.aggregates = {{"min", "zz", "n"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].field: unknown field 'zz'");
-  }
-  {
-    auto p = base;
-    p.aggregates = {{"avg", "b", "n"}};
-    EXPECT_EQ(one(p),
-              "params.aggregates[0].field: avg needs an i32, i64 or f64 field; 'b' is bool");
-  }
-  { auto p = base; p.aggregates = {{"count", "", "1x"}};
-    EXPECT_EQ(one(p),
-              "params.aggregates[0].as: output name '1x' is not an identifier (letters, digits, "
-              "'_', not starting with a digit)");
-  }
-  {
-    auto p = base;
-    p.aggregates = {{"count", "", "key"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].as: duplicate output name 'key'");
-  }
-  {
-    auto p = base;
-    p.aggregates = {{"count", "", "window_end"}};
-    EXPECT_EQ(one(p), "params.aggregates[0].as: duplicate output name 'window_end'");
-  }
-  auto count = count_params(10, 10, {{"count", "", "n"}});
-  {
-    auto p = count;
-    p.window.field = "ts";
-    EXPECT_EQ(one(p), "params.window.field: a count window has no time field; got 'ts'");
-  }
-  {
-    auto p = count;
-    p.timeout = Duration(5);
-    EXPECT_EQ(one(p), "params.timeout: a timeout needs a time window");
-  }
-  {
-    auto p = count;
-    p.slack = Duration(5);
-    EXPECT_EQ(one(p), "params.slack: slack needs a time window");
+  const auto base = time_params(10, 5, {{"count", "", "n"}});
+  const auto count = count_params(10, 10, {{"count", "", "n"}});
+  EXPECT_EQ(errors_of(base), "");
+  // Each case: the parameters it starts from, what it changes, the errors expected.
+  struct Case {
+    const AggregateParams& start;
+    std::function<void(AggregateParams&)> change;
+    std::string expected;
+  };
+  using P = AggregateParams;
+  const Case cases[] = {
+      {base, [](P& p) { p.window.slide = Duration(11); },
+       "params.window.slide: slide 11ns is larger than size 10ns"},
+      {base, [](P& p) { p.window.field = ""; },
+       "params.window.field: a time window needs a time field"},
+      {base, [](P& p) { p.window.field = "zz"; }, "params.window.field: unknown field 'zz'"},
+      {base,
+       [](P& p) {
+         p.window.size = Duration((1ll << 61) + 1);
+         p.window.slide = Duration(1);
+       },
+       "params.window.size: size must be at most 2^61 ns"},
+      {base, [](P& p) { p.timeout = Duration(0); },
+       "params.timeout: timeout must be positive; got 0ns"},
+      {base,
+       [](P& p) {
+         p.window.size = Duration(5000);
+         p.window.slide = Duration(1);
+       },
+       "params.window: size + slack spans 5002 panes of gcd(size, slide) = 1ns; at most 4096 "
+       "are supported"},
+      {base, [](P& p) { p.window.slide = Count{5}; },
+       "params.window.slide: slide is 5 tuples but size is 10ns: a window is either a Duration "
+       "(time) or a Count (tuples) in both"},
+      {base, [](P& p) { p.slack = Duration(-3); },
+       "params.slack: slack must not be negative; got -3ns"},
+      {base,
+       [](P& p) {
+         p.window.size = Duration(-10);
+         p.window.slide = Duration(-10);
+       },
+       "params.window.size: size must be positive; got -10ns\n"
+       "params.window.slide: slide must be positive; got -10ns"},
+      {base, [](P& p) { p.aggregates = {}; },
+       "params.aggregates: at least one aggregate is needed"},
+      {base, [](P& p) { p.aggregates = {{"count", "val", "n"}}; },
+       "params.aggregates[0].field: count takes no field; got 'val'"},
+      {base, [](P& p) { p.aggregates = {{"max", "", "n"}}; },
+       "params.aggregates[0].field: max needs a field"},
+      {base, [](P& p) { p.aggregates = {{"min", "zz", "n"}}; },
+       "params.aggregates[0].field: unknown field 'zz'"},
+      {base, [](P& p) { p.aggregates = {{"avg", "b", "n"}}; },
+       "params.aggregates[0].field: avg needs an i32, i64 or f64 field; 'b' is bool"},
+      {base, [](P& p) { p.aggregates = {{"count", "", "1x"}}; },
+       "params.aggregates[0].as: output name '1x' is not an identifier (letters, digits, '_', "
+       "not starting with a digit)"},
+      {base, [](P& p) { p.aggregates = {{"count", "", "key"}}; },
+       "params.aggregates[0].as: duplicate output name 'key'"},
+      {base, [](P& p) { p.aggregates = {{"count", "", "window_end"}}; },
+       "params.aggregates[0].as: duplicate output name 'window_end'"},
+      {count, [](P& p) { p.window.field = "ts"; },
+       "params.window.field: a count window has no time field; got 'ts'"},
+      {count, [](P& p) { p.timeout = Duration(5); },
+       "params.timeout: a timeout needs a time window"},
+      {count, [](P& p) { p.slack = Duration(5); }, "params.slack: slack needs a time window"},
+  };
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    auto p = cases[i].start;
+    cases[i].change(p);
+    EXPECT_EQ(errors_of(p), cases[i].expected) << "case " << i;
   }
 }
 

@@ -186,7 +186,8 @@ TEST(TcpLink, BlockingOncePerFrameAllocatesNothing) {
 
 // Four tcp streams on one loop, its sending and receiving ends alike, for the readiness tests
 // below; pass() is one pass of a node's duty cycle, beginning with loop.do_work().
-struct FourStreams {
+class TcpReadiness : public ::testing::Test {
+ protected:
   static constexpr int kStreams = 4;
   static_assert(kStreams >= EventLoop::kReadinessReaders);
 
@@ -238,16 +239,8 @@ struct FourStreams {
 // other three receiving ends make no read (their waits are pending on sockets seen empty),
 // the frame arrives, and a frame sent to stream 2 afterwards, with no wait re-armed, still
 // arrives within a few passes: a skipped read delays bytes by a pass, never loses them.
-TEST(TcpLink, AWakeUpReadsOnlyTheConnectionsThatAreReady) {
-  FourStreams streams;
-  ASSERT_NO_FATAL_FAILURE(streams.open(20));
-  constexpr int kStreams = FourStreams::kStreams;
-  auto& loop = streams.loop;
-  auto& recv = streams.recv;
-  auto& send = streams.send;
-  auto& sinks = streams.sinks;
-  const auto pass = [&] { streams.pass(); };
-  const auto send_one = [&](int stream, std::uint64_t tuple) { streams.send_one(stream, tuple); };
+TEST_F(TcpReadiness, AWakeUpReadsOnlyTheConnectionsThatAreReady) {
+  ASSERT_NO_FATAL_FAILURE(open(20));
   // Quiet: nothing left to read or write, so every end can arm.
   for (int i = 0; i < 20; ++i) pass();
   ASSERT_TRUE(loop.try_arm()) << "some link still had work";
@@ -256,7 +249,7 @@ TEST(TcpLink, AWakeUpReadsOnlyTheConnectionsThatAreReady) {
   ASSERT_TRUE(loop.wait(std::chrono::seconds(5))) << "the frame did not wake the loop";
   std::vector<std::uint64_t> reads_before;
   for (auto* link : recv) reads_before.push_back(link->stats().read_calls);
-  ASSERT_TRUE(pump_until(pass, [&] { return sinks[0]->frames == 1; }));
+  ASSERT_TRUE(pump_until([&] { pass(); }, [&] { return sinks[0]->frames == 1; }));
   for (int i = 1; i < kStreams; ++i) {
     EXPECT_EQ(recv[i]->stats().read_calls, reads_before[i]) << "stream " << i << " was read";
   }
@@ -290,15 +283,8 @@ TEST(TcpLink, AWakeUpReadsOnlyTheConnectionsThatAreReady) {
 // The same after a sleep (sleep and adaptive modes), where nothing was armed before: the
 // passes after the first sleep arm each end's wait before its read, so after the next sleep
 // only the connection that has something is read.
-TEST(TcpLink, AfterASleepAPassReadsOnlyTheConnectionsThatAreReady) {
-  FourStreams streams;
-  ASSERT_NO_FATAL_FAILURE(streams.open(30));
-  constexpr int kStreams = FourStreams::kStreams;
-  auto& loop = streams.loop;
-  auto& recv = streams.recv;
-  auto& send = streams.send;
-  auto& sinks = streams.sinks;
-  const auto pass = [&] { streams.pass(); };
+TEST_F(TcpReadiness, AfterASleepAPassReadsOnlyTheConnectionsThatAreReady) {
+  ASSERT_NO_FATAL_FAILURE(open(30));
   for (int i = 0; i < 20; ++i) pass();
   loop.slept();
   pass();  // every end arms its read wait, then reads and finds nothing
@@ -310,7 +296,7 @@ TEST(TcpLink, AfterASleepAPassReadsOnlyTheConnectionsThatAreReady) {
   loop.slept();
   std::vector<std::uint64_t> reads_before;
   for (auto* link : recv) reads_before.push_back(link->stats().read_calls);
-  ASSERT_TRUE(pump_until(pass, [&] { return sinks[1]->frames == 1; }));
+  ASSERT_TRUE(pump_until([&] { pass(); }, [&] { return sinks[1]->frames == 1; }));
   EXPECT_GT(recv[1]->stats().read_calls, reads_before[1]);
   for (int i = 0; i < kStreams; ++i) {
     if (i != 1) {

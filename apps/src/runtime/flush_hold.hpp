@@ -57,7 +57,7 @@ class FlushHold {
   }
   // The sender's lateness p99 the hold allows for (0 until known).
   [[nodiscard]] std::chrono::nanoseconds lateness_p99() const noexcept {
-    if (!late_) return std::chrono::nanoseconds{0};
+    if (!adapts()) return std::chrono::nanoseconds{0};
     return late_->quantile(0.99).value_or(std::chrono::nanoseconds{0});
   }
 
