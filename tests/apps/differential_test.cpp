@@ -484,9 +484,12 @@ TEST_P(Launched, SinkFilesEqualTheEmbeddedRun) {
     const std::string yaml =
         shape->yaml(one_node ? *shape->one_node : *shape->three_nodes, variant, dir_path);
     const LaunchRun run = launch(yaml, *shape->sinks, dir);
+    // On failure the nodes' reports too: each link's counts (reconnects, fresh endpoints) and
+    // each node's refused connections.
     ASSERT_EQ(run.out.status, 0) << what << "\n$ " << run.command << "\n"
                                  << run.out.text << "\n"
-                                 << yaml;
+                                 << yaml << "\n--- run.jsonl\n"
+                                 << read_file(dir.file("run.jsonl"));
     const auto lines = read_json_lines(dir.file("run.jsonl"));
     ASSERT_FALSE(lines.empty()) << what;
     const nlohmann::json& summary = lines.back();

@@ -600,15 +600,18 @@ TEST_P(FabricLinkTest, ListenerClosedRightAfterTheLastFrameStillSendsTheAck) {
       << (send_->error() ? send_->error()->describe() : std::string());
 }
 
-// A sender started before its receiver listens keeps sending its hello (with a backoff)
-// until the listener is there, then delivers.
+// A sender started before its receiver listens keeps sending its hello (with a backoff, and
+// from a fresh endpoint after a second of the provider refusing it) until the listener is
+// there, then delivers.
 TEST_P(FabricLinkTest, SenderStartedBeforeTheListenerConnectsOnceItListens) {
   const auto port = unused_port(provider());
   if (IsSkipped() || HasFatalFailure()) return;
   port_ = port;
   connect_link(main_, options(8, 2), transfer());
   if (HasFatalFailure()) return;
-  const auto until = Clock::now() + 300ms;
+  // 1.5 s: long enough that a provider refusing the hello for now (all but sockets, which
+  // fails it at once) has the sender open a fresh endpoint (kFreshEndpointAfter).
+  const auto until = Clock::now() + 1500ms;
   ASSERT_TRUE(drive_sender_until(*main_.send, [&] {
     return Clock::now() >= until || main_.send->state() != LinkState::connecting;
   }));
@@ -630,6 +633,11 @@ TEST_P(FabricLinkTest, SenderStartedBeforeTheListenerConnectsOnceItListens) {
          << " refusals";
   expect_in_order(main_, sent);
   expect_healthy();
+  if (std::string(provider()) == "sockets") {
+    EXPECT_EQ(send_->stats().fresh_endpoints, 0u);
+  } else {
+    EXPECT_GE(send_->stats().fresh_endpoints, 1u);
+  }
 }
 
 // The other way round, nobody ever listens: the timeout says what the hellos ran into.

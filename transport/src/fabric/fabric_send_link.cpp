@@ -71,8 +71,8 @@ constexpr std::chrono::milliseconds kRetryMost{200};
 // holds frames of the lost connection) is sent again after this long.
 constexpr std::chrono::milliseconds kHelloAgain{500};
 // Connecting or reconnecting: when this long has passed since the first hello on an endpoint
-// went out and no answer came, the link closes that endpoint and opens a new one, whose hello
-// comes on a new connection; each further endpoint waits twice as long as the one before (a
+// went out (or since the provider began refusing it for now) and no answer came, the link
+// closes that endpoint and opens a new one, whose hello comes on a new connection; each further endpoint waits twice as long as the one before (a
 // receiver too busy to answer within a second gets longer), until the link is established.
 // A receiver answers within milliseconds; what this covers is a hello it refused (it did not
 // expect the stream yet), an answer lost with the connection that carried it, or a connection
@@ -632,7 +632,12 @@ class FabricSendLink final : public SendLink {
     if (reconnecting_ ? now_ >= reconnect_deadline_ : now_ >= connect_deadline_) {
       return connect_timed_out("no receiver answered");
     }
-    if (first_hello_at_ && now_ - *first_hello_at_ >= answer_wait_) {
+    // Waiting on this endpoint since its first hello went out, or since the provider began
+    // refusing the hello for now (rxm retrying a connection: after connects that failed
+    // while nobody listened yet, its later connection may be one the receiver cannot answer
+    // on; a new endpoint starts clean).
+    const auto waiting_since = first_hello_at_ ? first_hello_at_ : hello_refused_since_;
+    if (waiting_since && now_ - *waiting_since >= answer_wait_) {
       ++stats_.fresh_endpoints;
       answer_wait_ *= 2;
       close_connection();
@@ -793,7 +798,9 @@ class FabricSendLink final : public SendLink {
       if (hello_due_) deadline = std::min(deadline, retry_at_);
       if (reconnecting_ && !hello_busy_)
         deadline = std::min(deadline, hello_sent_at_ + kHelloAgain);
-      if (first_hello_at_) deadline = std::min(deadline, *first_hello_at_ + answer_wait_);
+      if (const auto since = first_hello_at_ ? first_hello_at_ : hello_refused_since_) {
+        deadline = std::min(deadline, *since + answer_wait_);
+      }
       return deadline;
     }
     return std::min(last_sent_ + options_.heartbeat, last_heard_ + options_.peer_timeout);
