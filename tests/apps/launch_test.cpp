@@ -373,6 +373,72 @@ TEST(Timeout, ALaunchThatRunsTooLongStopsItsNodesAndSaysSo) {
             std::string::npos) << (*receiver)["errors"].dump();
 }
 
+// Free ports are leased: while a process holds its leases no other process, and no other lease
+// of its own, is handed any of those ports. The nodes of two launches running at once (parallel
+// tests) once got the same port; 200 picks of two ports each per process, from 12000, would
+// overlap almost surely without the lock.
+TEST(FreePorts, ALeasedPortIsHandedOutOnceAcrossProcesses) {
+  using boreal::runtime::lease_tcp_ports;
+  using boreal::runtime::PortLease;
+  constexpr std::size_t kLeases = 200;
+  int to_parent[2];
+  int to_child[2];
+  ASSERT_EQ(::pipe(to_parent), 0);
+  ASSERT_EQ(::pipe(to_child), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // leases its ports, tells them, holds them until the parent is done
+    std::vector<PortLease> leases;
+    std::array<std::uint16_t, kLeases> ports{};
+    for (std::size_t i = 0; i < kLeases; ++i) {
+      auto lease = lease_tcp_ports("127.0.0.1", 2);
+      if (!lease || !lease.value().reserved()) ::_exit(3);
+      ports[i] = lease.value().port();
+      leases.push_back(std::move(lease).value());
+    }
+    if (::write(to_parent[1], ports.data(), sizeof ports) != static_cast<ssize_t>(sizeof ports))
+      ::_exit(4);
+    char done = 0;
+    ::_exit(::read(to_child[0], &done, 1) == 1 ? 0 : 5);
+  }
+  ::close(to_parent[1]);
+  ::close(to_child[0]);
+  std::array<std::uint16_t, kLeases> child_ports{};
+  std::size_t got = 0;
+  auto* bytes = reinterpret_cast<char*>(child_ports.data());
+  while (got < sizeof child_ports) {
+    const ssize_t n = ::read(to_parent[0], bytes + got, sizeof child_ports - got);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ASSERT_EQ(got, sizeof child_ports) << "the child's leases failed";
+
+  // Every lease covers [port, port + 1]; no two of either process may share a port.
+  std::vector<int> holder(65536, 0);  // 0: nobody, 1: the child, 2: this process
+  auto take = [&](std::uint16_t port, int who) {
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(holder[port + i], 0) << "port " << port + i << " leased by " << holder[port + i]
+                                     << " and again by " << who;
+      holder[port + i] = who;
+    }
+  };
+  for (const std::uint16_t port : child_ports) take(port, 1);
+  std::vector<PortLease> leases;
+  for (std::size_t i = 0; i < kLeases; ++i) {
+    auto lease = lease_tcp_ports("127.0.0.1", 2);
+    ASSERT_TRUE(lease) << lease.error().message;
+    EXPECT_TRUE(lease.value().reserved());
+    take(lease.value().port(), 2);
+    leases.push_back(std::move(lease).value());
+  }
+  ASSERT_EQ(::write(to_child[1], "x", 1), 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  ::close(to_parent[0]);
+  ::close(to_child[1]);
+}
+
 TEST(Usage, BadFileAndFlagsGetClearErrors) {
   TempDir dir;
   const auto missing = run(std::string(BOREAL_BIN) + " launch " + dir.file("nope.yaml"));

@@ -11,11 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <random>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <utility>
 
 extern char** environ;
 
@@ -208,38 +210,67 @@ bool ports_free(sockaddr_in address, std::uint16_t first, std::uint16_t span) {
   return true;
 }
 
+// A descriptor of its own (an open file description of its own, which is what an OFD lock
+// belongs to) on the user's port lock file; -1 when it cannot be opened.
+int open_port_lock_file() {
+  const std::string path = "/tmp/boreal-ports-" + std::to_string(::getuid()) + ".lock";
+  return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+// Locks (F_WRLCK) or unlocks (F_UNLCK) bytes first .. first + span - 1 of the lock file; a lock
+// fails when another lease holds any of them.
+bool set_port_lock(int fd, short type, std::uint16_t first, std::uint16_t span) {
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = first;
+  lock.l_len = span;
+  return ::fcntl(fd, F_OFD_SETLK, &lock) == 0;
+}
+
 }  // namespace
 
-transport::Result<std::uint16_t> free_tcp_port(const std::string& host, std::uint16_t span) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return fail(ErrorCategory::io, errno, std::string("socket: ") + std::strerror(errno));
+PortLease::PortLease(PortLease&& other) noexcept
+    : first_(other.first_), lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+
+PortLease& PortLease::operator=(PortLease&& other) noexcept {
+  if (this != &other) {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    first_ = other.first_;
+    lock_fd_ = std::exchange(other.lock_fd_, -1);
+  }
+  return *this;
+}
+
+PortLease::~PortLease() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // which drops the lock
+}
+
+transport::Result<PortLease> lease_tcp_ports(const std::string& host, std::uint16_t span) {
+  span = std::max<std::uint16_t>(span, 1);
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  address.sin_port = 0;
   if (::inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host.c_str(), &address.sin_addr) !=
       1) {
-    ::close(fd);
     return fail(ErrorCategory::config, 0, "free port: '" + host + "' is not an IPv4 address");
   }
-  // First try ports below the kernel's usual ephemeral range (32768-60999): connect() takes
-  // its source ports from that range, so a port handed out there can be taken by any
-  // connection made before the caller binds it (other tests, other runs). Then port 0.
+  const int lock_fd = open_port_lock_file();
+  // Ports below the kernel's usual ephemeral range (32768-60999): connect() takes its source
+  // ports from that range, so a port handed out there can be taken by any connection made
+  // before the node binds it. A port another lease holds is skipped before it is tried.
   static thread_local std::mt19937 random{std::random_device{}()};
   for (int attempt = 0; attempt < 64; ++attempt) {
     const auto first = static_cast<std::uint16_t>(20000 + random() % 12000);
-    address.sin_port = htons(first);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
-      ::close(fd);
-      if (span <= 1 || ports_free(address, static_cast<std::uint16_t>(first + 1),
-                                  static_cast<std::uint16_t>(span - 1))) {
-        return first;
-      }
-      const int next = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (next < 0)
-        return fail(ErrorCategory::io, errno, std::string("socket: ") + std::strerror(errno));
-      // A fresh socket for the next attempt (this one is closed).
-      fd = next;
-    }
+    if (lock_fd >= 0 && !set_port_lock(lock_fd, F_WRLCK, first, span)) continue;
+    if (ports_free(address, first, span)) return PortLease(first, lock_fd);
+    if (lock_fd >= 0) set_port_lock(lock_fd, F_UNLCK, first, span);
+  }
+  // Then a port the kernel picks (port 0), reserved too when no other lease holds it.
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    const int error = errno;
+    if (lock_fd >= 0) ::close(lock_fd);
+    return fail(ErrorCategory::io, error, std::string("socket: ") + std::strerror(error));
   }
   address.sin_port = 0;
   socklen_t length = sizeof address;
@@ -247,11 +278,21 @@ transport::Result<std::uint16_t> free_tcp_port(const std::string& host, std::uin
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
     const int error = errno;
     ::close(fd);
-    return fail(ErrorCategory::io, error,
-                "free port on " + host + ": " + std::strerror(error));
+    if (lock_fd >= 0) ::close(lock_fd);
+    return fail(ErrorCategory::io, error, "free port on " + host + ": " + std::strerror(error));
   }
   ::close(fd);
-  return ntohs(address.sin_port);
+  const std::uint16_t port = ntohs(address.sin_port);
+  if (lock_fd >= 0 && set_port_lock(lock_fd, F_WRLCK, port, span)) return PortLease(port, lock_fd);
+  if (lock_fd >= 0) ::close(lock_fd);
+  return PortLease(port, -1);
+}
+
+transport::Result<std::uint16_t> free_tcp_port(const std::string& host, std::uint16_t span) {
+  auto lease = lease_tcp_ports(host, span);
+  if (!lease) return std::move(lease).error();
+  lease.value().keep_until_exit();
+  return lease.value().port();
 }
 
 std::optional<std::string> check_netns(const NetworkSpec& spec, const LaunchOptions& options) {
@@ -327,6 +368,8 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
     return options.stop_signal == nullptr ? 0 : options.stop_signal->load();
   };
   std::vector<std::string> addresses;
+  // The free ports of the nodes, reserved among boreal processes until the nodes are done.
+  std::vector<PortLease> port_leases;
   // Declared before the children, so that every path out of here removes the namespaces
   // after the children have been waited for.
   NetnsTopology topology;
@@ -371,10 +414,11 @@ transport::Result<LaunchResult> launch(const NetworkSpec& spec, const LaunchOpti
       if (node.uri.scheme == "inproc" || !is_loopback(node.uri.host)) continue;
       // A node listens on its port and the next (libfabric), and thread t > 0 on port + 2t
       // and + 2t + 1: all must be free.
-      auto port = free_tcp_port(node.uri.host, static_cast<std::uint16_t>(2 * node.threads));
-      if (!port) return std::move(port).error();
+      auto lease = lease_tcp_ports(node.uri.host, static_cast<std::uint16_t>(2 * node.threads));
+      if (!lease) return std::move(lease).error();
       Uri moved = node.uri;
-      moved.port = port.value();
+      moved.port = lease.value().port();
+      port_leases.push_back(std::move(lease).value());
       addresses.push_back(node.name + "=" + moved.to_string());
     }
   }

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -35,9 +36,40 @@ namespace boreal::runtime {
 [[nodiscard]] SpecResult<void> apply_addresses(NetworkSpec& spec,
                                                const std::vector<std::string>& assignments);
 
-// A free TCP port on `host`, with the `span - 1` ports after it free too (bound, then
-// released). Racy by nature, but the window is a few milliseconds; ports come from below the
-// kernel's ephemeral range first.
+// Ports first .. first + span - 1 of this host, reserved among boreal processes for as long as
+// the lease lives: an open-file-description lock (F_OFD_SETLK) on those bytes of one file per
+// user, /tmp/boreal-ports-UID.lock, which the kernel drops when the lease (or its process) goes.
+// Two launches on one host (parallel tests, two runs of one user) never hand out the same port
+// while both hold their leases, though a port is only bound later, by the node that listens on
+// it. Without the lock file (an unwritable /tmp) a lease reserves nothing, as before.
+class PortLease {
+ public:
+  PortLease() = default;
+  PortLease(std::uint16_t first, int lock_fd) : first_(first), lock_fd_(lock_fd) {}
+  PortLease(PortLease&& other) noexcept;
+  PortLease& operator=(PortLease&& other) noexcept;
+  PortLease(const PortLease&) = delete;
+  PortLease& operator=(const PortLease&) = delete;
+  ~PortLease();
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return first_; }
+  // Whether another process's lease would now be refused these ports.
+  [[nodiscard]] bool reserved() const noexcept { return lock_fd_ >= 0; }
+  // Keeps the reservation until the process exits (the lock's descriptor stays open).
+  void keep_until_exit() noexcept { lock_fd_ = -1; }
+
+ private:
+  std::uint16_t first_ = 0;
+  int lock_fd_ = -1;
+};
+
+// A free TCP port on `host` with the `span - 1` ports after it free too (each bound, then
+// released), leased as above. Ports come from below the kernel's ephemeral range (32768 up),
+// where connect() takes no source ports, and only then from the kernel (port 0).
+[[nodiscard]] transport::Result<PortLease> lease_tcp_ports(const std::string& host,
+                                                           std::uint16_t span = 1);
+
+// The same, for callers that keep the port until they exit: the lease is held until then.
 [[nodiscard]] transport::Result<std::uint16_t> free_tcp_port(const std::string& host,
                                                              std::uint16_t span = 1);
 

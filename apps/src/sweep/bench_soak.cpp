@@ -438,7 +438,8 @@ ScrapedRun scraped_run(const BenchOptions& bench, const NetworkSpec& network, co
   std::ostream* progress = bench.progress;
   ScrapedRun result;
   const std::size_t node_count = network.nodes.size();
-  auto port = free_tcp_port("127.0.0.1", static_cast<std::uint16_t>(node_count));
+  // Reserved until this run is done (lease_tcp_ports: no other boreal run takes them).
+  auto port = lease_tcp_ports("127.0.0.1", static_cast<std::uint16_t>(node_count));
   if (!port) {
     result.errors.push_back("no free ports for the metrics servers: " + port.error().message);
     return result;
@@ -450,14 +451,15 @@ ScrapedRun scraped_run(const BenchOptions& bench, const NetworkSpec& network, co
   }
   std::atomic<bool> finished{false};
   std::thread launcher([&] {
-    result.sample = run_bench_launch(bench, network, run, group, rate, result.errors, port.value());
+    result.sample = run_bench_launch(bench, network, run, group, rate, result.errors,
+                                     port.value().port());
     finished.store(true);
   });
 
   std::vector<Previous> previous(node_count);
   auto scrape_all = [&](int elapsed, bool write_rows) {
     for (std::size_t i = 0; i < node_count; ++i) {
-      const auto text = scrape(hosts[i], static_cast<std::uint16_t>(port.value() + i));
+      const auto text = scrape(hosts[i], static_cast<std::uint16_t>(port.value().port() + i));
       if (!text) continue;
       const auto now = Clock::now();
       SoakScrape scraped = parse_scrape(*text);

@@ -89,9 +89,9 @@ namespace {
 
 // iperf3 over loopback: one server for one test, a 3-second client, its JSON read back.
 bool measure_iperf(BenchMeta& meta, std::ostream* progress) {
-  auto port = free_tcp_port("127.0.0.1");
+  auto port = lease_tcp_ports("127.0.0.1");  // reserved until iperf3 is done
   if (!port) return false;
-  const std::string port_text = std::to_string(port.value());
+  const std::string port_text = std::to_string(port.value().port());
   pid_t server = -1;
   {
     std::vector<std::string> args = {"iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", port_text};
