@@ -72,8 +72,9 @@ constexpr std::chrono::milliseconds kRetryMost{200};
 constexpr std::chrono::milliseconds kHelloAgain{500};
 // Connecting or reconnecting: when this long has passed since the first hello on an endpoint
 // went out (or since the provider began refusing it for now) and no answer came, the link
-// closes that endpoint and opens a new one, whose hello comes on a new connection; each further endpoint waits twice as long as the one before (a
-// receiver too busy to answer within a second gets longer), until the link is established.
+// closes that endpoint and opens a new one, whose hello comes on a new connection; each
+// further endpoint waits twice as long as the one before (a receiver too busy to answer
+// within a second gets longer), until the link is established.
 // A receiver answers within milliseconds; what this covers is a hello it refused (it did not
 // expect the stream yet), an answer lost with the connection that carried it, or a connection
 // the provider stopped serving without an error on either end. The receiver takes the new
@@ -629,21 +630,11 @@ class FabricSendLink final : public SendLink {
   // unanswered for answer_wait_ (reopen() then says hello from it); while
   // reconnecting, says hello again on the same endpoint when the last one went unanswered.
   void check_connecting() {
-    if (reconnecting_ ? now_ >= reconnect_deadline_ : now_ >= connect_deadline_) {
-      return connect_timed_out("no receiver answered");
-    }
-    // Waiting on this endpoint since its first hello went out, or since the provider began
-    // refusing the hello for now (rxm retrying a connection: after connects that failed
-    // while nobody listened yet, its later connection may be one the receiver cannot answer
-    // on; a new endpoint starts clean).
-    const auto waiting_since = first_hello_at_ ? first_hello_at_ : hello_refused_since_;
-    if (waiting_since && now_ - *waiting_since >= answer_wait_) {
+    if (now_ >= give_up_at()) return connect_timed_out("no receiver answered");
+    if (const auto since = waiting_since(); since && now_ - *since >= answer_wait_) {
       ++stats_.fresh_endpoints;
       answer_wait_ *= 2;
-      close_connection();
-      backup_.connection_lost();
-      retry_at_ = now_;
-      return;
+      return replace_endpoint(now_);
     }
     if (reconnecting_ && !hello_due_ && !hello_busy_ && now_ - hello_sent_at_ >= kHelloAgain) {
       hello_due_ = true;
@@ -719,10 +710,16 @@ class FabricSendLink final : public SendLink {
       reconnect_deadline_ = now_ + options_.reconnect_timeout;
       retry_backoff_ = kRetryFirst;
     }
+    replace_endpoint(now_ + retry_backoff_);
+    retry_backoff_ = std::min(retry_backoff_ * 2, kRetryMost);
+  }
+
+  // Closes the endpoint; reopen() opens its successor at `at`, whose hello starts a new
+  // connection.
+  void replace_endpoint(Clock::time_point at) {
     close_connection();
     backup_.connection_lost();  // nothing is credited on the next connection before its answer
-    retry_at_ = now_ + retry_backoff_;
-    retry_backoff_ = std::min(retry_backoff_ * 2, kRetryMost);
+    retry_at_ = at;
   }
 
   // Closes the endpoint: its posted operations are cancelled, so every buffer they held is
@@ -754,7 +751,7 @@ class FabricSendLink final : public SendLink {
   // Without an endpoint (a lost connection, or an unanswered hello): opens a new one when the
   // backoff has passed.
   int reopen() {
-    if (reconnecting_ ? now_ >= reconnect_deadline_ : now_ >= connect_deadline_) {
+    if (now_ >= give_up_at()) {
       connect_timed_out(last_hello_failure_.empty() ? "no endpoint opened yet"
                                                     : last_hello_failure_);
       return 0;
@@ -790,15 +787,28 @@ class FabricSendLink final : public SendLink {
                          " frames were not acknowledged"});
   }
 
+  // The connect deadline, or the reconnect deadline once the link was established and lost.
+  [[nodiscard]] Clock::time_point give_up_at() const {
+    return reconnecting_ ? reconnect_deadline_ : connect_deadline_;
+  }
+
+  // Connecting: when this endpoint began waiting for an answer: its first hello went out, or
+  // the provider began refusing the hello for now (rxm retrying a connection: after connects
+  // that failed while nobody listened yet, its later connection may be one the receiver
+  // cannot answer on; a new endpoint starts clean). Empty: not waiting yet.
+  [[nodiscard]] std::optional<Clock::time_point> waiting_since() const {
+    return first_hello_at_ ? first_hello_at_ : hello_refused_since_;
+  }
+
   // When do_work() must run next even if nothing arrives.
   [[nodiscard]] Clock::time_point next_deadline() const {
     if (!context_) return retry_at_;
     if (state_ == LinkState::connecting) {
-      auto deadline = reconnecting_ ? reconnect_deadline_ : connect_deadline_;
+      auto deadline = give_up_at();
       if (hello_due_) deadline = std::min(deadline, retry_at_);
       if (reconnecting_ && !hello_busy_)
         deadline = std::min(deadline, hello_sent_at_ + kHelloAgain);
-      if (const auto since = first_hello_at_ ? first_hello_at_ : hello_refused_since_) {
+      if (const auto since = waiting_since()) {
         deadline = std::min(deadline, *since + answer_wait_);
       }
       return deadline;

@@ -41,8 +41,9 @@ struct LinkStats {
                                          // or frames of a lost connection (fabric)
   std::uint64_t frames_replayed = 0;     // sender: frames sent again after a reconnect
   std::uint64_t reconnects = 0;          // connections re-established after one was lost
-  std::uint64_t fresh_endpoints = 0;     // fabric sender: endpoints replaced because their
-                                         // hello went a second without an answer
+  std::uint64_t fresh_endpoints = 0;     // fabric sender: endpoints replaced while connecting,
+                                         // their hello unanswered (or refused by the provider)
+                                         // for 1 s, then 2 s, 4 s...
   std::uint64_t read_calls = 0;       // read/recv syscalls (or CQ reads)
   std::uint64_t write_calls = 0;      // write/send syscalls (or posts)
   std::uint64_t would_block = 0;      // syscalls that found nothing to do
