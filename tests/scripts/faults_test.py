@@ -21,12 +21,13 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
+
+from ports import free_port  # tests/scripts/ports.py
 
 BOREAL = None  # set from argv in main
 TUPLES = 150_000
@@ -134,12 +135,6 @@ NETWORK3_JOIN = NETWORK3.replace("""\
 """)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def node_report(path):
     """The {"kind": "node"} object of a JSON-lines file."""
     with open(path) as f:
@@ -213,6 +208,13 @@ class FaultRun(unittest.TestCase):
         with open(os.path.join(self.dir, tag + ".log")) as f:
             return f.read()
 
+    def all_logs(self):
+        """The end of every node's log, for a failure message."""
+        text = ""
+        for name in sorted(f for f in os.listdir(self.dir) if f.endswith(".log")):
+            text += "---- %s\n%s\n" % (name, self.log_of(name[:-4])[-4000:])
+        return text
+
     def reference(self):
         """The CSV and the receiver's report of a run without faults."""
         network, output, checkpoint = self.network("reference")
@@ -250,7 +252,12 @@ class FaultRun(unittest.TestCase):
         running[victim] = self.start(network, victim, victim + "2")
         for name, node in running.items():
             tag_of = name + ("2" if name == victim else "")
-            self.assertEqual(node.wait(), 0, self.log_of(tag_of))
+            try:
+                status = node.wait()
+            except subprocess.TimeoutExpired:
+                self.fail("node '%s' had not finished after %d s; the nodes' logs:\n%s"
+                          % (tag_of, RUN_TIMEOUT_S, self.all_logs()))
+            self.assertEqual(status, 0, self.log_of(tag_of))
         self.assertIn("node '%s': resuming from checkpoint %s (" % (victim, checkpoint),
                       self.log_of(victim + "2"))
         with open(output, "rb") as f:

@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,8 @@ import time
 import unittest
 import urllib.error
 import urllib.request
+
+from ports import free_port  # tests/scripts/ports.py
 
 BOREAL = None  # set from argv in main
 
@@ -146,24 +147,6 @@ def port_of(url):
     return int(re.search(r":(\d+)/metrics$", url).group(1))
 
 
-def free_port_pair():
-    """A port p with p and p + 1 both free now (bound, then released)."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base >= 65535:
-            continue
-        try:
-            with socket.socket() as a, socket.socket() as b:
-                a.bind(("127.0.0.1", base))
-                b.bind(("127.0.0.1", base + 1))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no two consecutive free ports")
-
-
 class MetricsScrape(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="boreal-metrics-")
@@ -217,7 +200,7 @@ class MetricsScrape(unittest.TestCase):
             scrape(dst)
 
     def test_a_base_port_gives_node_i_the_port_base_plus_i(self):
-        base = free_port_pair()
+        base = free_port(2)  # nodes src and dst serve on base and base + 1
         self.launch = Launch(self.dir, duration_s=1, metrics_port=base)
         self.assertTrue(self.launch.wait_for_urls(["src", "dst"]), "".join(self.launch.lines))
         self.assertEqual(port_of(self.launch.urls["src"]), base)      # node 0 of the file
