@@ -45,7 +45,6 @@ namespace boreal::runtime {
 class PortLease {
  public:
   PortLease() = default;
-  PortLease(std::uint16_t first, int lock_fd) : first_(first), lock_fd_(lock_fd) {}
   PortLease(PortLease&& other) noexcept;
   PortLease& operator=(PortLease&& other) noexcept;
   PortLease(const PortLease&) = delete;
@@ -59,6 +58,10 @@ class PortLease {
   void keep_until_exit() noexcept { lock_fd_ = -1; }
 
  private:
+  // Only lease_tcp_ports() makes a lease: it alone knows the descriptor holds the lock.
+  friend transport::Result<PortLease> lease_tcp_ports(const std::string& host, std::uint16_t span);
+  PortLease(std::uint16_t first, int lock_fd) : first_(first), lock_fd_(lock_fd) {}
+
   std::uint16_t first_ = 0;
   int lock_fd_ = -1;
 };
@@ -69,7 +72,9 @@ class PortLease {
 [[nodiscard]] transport::Result<PortLease> lease_tcp_ports(const std::string& host,
                                                            std::uint16_t span = 1);
 
-// The same, for callers that keep the port until they exit: the lease is held until then.
+// The same, for callers that keep the port until they exit (tests that write node addresses
+// themselves): the lease, and one descriptor with it, is held until the process exits, so
+// a long-lived process that wants many ports calls lease_tcp_ports() instead.
 [[nodiscard]] transport::Result<std::uint16_t> free_tcp_port(const std::string& host,
                                                              std::uint16_t span = 1);
 
