@@ -65,7 +65,9 @@ TEST(NetworkSpec, DemoFileParsesWithExactValues) {
   const NetworkSpec& spec = loaded.value();
   EXPECT_EQ(spec.name, "demo");
   EXPECT_EQ(spec.file_name, BOREAL_EXAMPLES_DIR "/demo.yaml");
-  EXPECT_EQ(spec.cluster_token, 0u);
+  // demo.yaml sets no token: the default is the hash of its name (never 0).
+  EXPECT_EQ(spec.cluster_token, boreal::runtime::default_cluster_token("demo"));
+  EXPECT_NE(spec.cluster_token, 0u);
 
   ASSERT_EQ(spec.schemas.size(), 1u);
   const ops::Schema* tick = spec.find_schema("tick");
@@ -176,6 +178,19 @@ TEST(NetworkSpec, DefaultsApplyWhenOptionalKeysAreAbsent) {
   EXPECT_EQ(spec.boxes[1].sink->kind, SinkKind::check);
   EXPECT_EQ(spec.boxes[1].schema, "");
   EXPECT_EQ(spec.streams[0].schema, "tick");
+}
+
+// Without a cluster_token, two networks of different names carry different tokens (so their
+// nodes refuse each other's links) and every node of one network the same; one written in
+// the file is used as it is, 0 included.
+TEST(NetworkSpec, DefaultClusterTokenComesFromTheName) {
+  using boreal::runtime::default_cluster_token;
+  EXPECT_EQ(default_cluster_token("t"), 0x08a2fb28ab27f7e4ull);
+  EXPECT_NE(default_cluster_token("t"), default_cluster_token("u"));
+  EXPECT_EQ(parse_ok(base_with({{1, "name: t"}})).cluster_token, default_cluster_token("t"));
+  EXPECT_EQ(parse_ok(base_with({{1, "name: u"}})).cluster_token, default_cluster_token("u"));
+  EXPECT_EQ(parse_ok(base_with({{1, "name: t\ncluster_token: 0"}})).cluster_token, 0u);
+  EXPECT_EQ(parse_ok(base_with({{1, "name: t\ncluster_token: 42"}})).cluster_token, 42u);
 }
 
 TEST(NetworkSpec, ParamsAreParsed) {

@@ -21,6 +21,12 @@
 #include "spec/spec_yaml.hpp"
 
 namespace boreal::runtime {
+
+std::uint64_t default_cluster_token(std::string_view name) {
+  const std::uint64_t hash = ops::fnv1a_64("boreal network " + std::string(name));
+  return hash == 0 ? 1 : hash;
+}
+
 namespace {
 
 using Keys = std::span<const std::string_view>;
@@ -146,6 +152,8 @@ SpecResult<NetworkSpec> Parser::run(std::string_view text) {
   }
   if (const YamlValue* token = top->find("cluster_token")) {
     spec_.cluster_token = read_uint64(*token, problems_).value_or(0);
+  } else {
+    spec_.cluster_token = default_cluster_token(spec_.name);
   }
   if (const YamlValue* schemas = top->find("schemas")) read_schemas(*schemas);
   if (const YamlValue* nodes = top->require("nodes", problems_)) read_nodes(*nodes);

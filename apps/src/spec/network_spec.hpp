@@ -5,7 +5,8 @@
 // File format (every key is listed; anything else is reported as an unknown key):
 //
 //   name: demo                       required
-//   cluster_token: 42                optional unsigned integer, default 0 (link handshakes)
+//   cluster_token: 42                optional unsigned integer (link handshakes); default
+//                                    default_cluster_token(name)
 //   schemas:                         name -> list of {field: type} (ops/schema.hpp's types)
 //     tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]
 //   nodes:                           required; name and address (uri.hpp) each required
@@ -249,6 +250,12 @@ struct StreamSpec {
     return crosses_nodes && (producer_node == node || consumed_on(node));
   }
 };
+
+// The token of a network whose file sets none: a hash of its name (FNV-1a of
+// "boreal network <name>", never 0), so that the nodes of two networks that were pointed at
+// one address by mistake refuse each other's links even when a stream id, schema and tuple
+// size happen to match; every node of one network reads the same name, so they agree.
+[[nodiscard]] std::uint64_t default_cluster_token(std::string_view name);
 
 struct NetworkSpec {
   std::string name;
