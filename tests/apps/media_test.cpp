@@ -421,7 +421,10 @@ TEST_P(EveryFabricMedium, BadSendersAreRefusedAndTheGoodStreamsArriveInFull) {
     }
     return text;
   };
+  // One cluster token in both files, so that the rogue's hellos are refused for their schema
+  // and stream id (with the default, a hash of each file's name, the token refuses them first).
   const std::string good = fill(R"(name: good
+cluster_token: 5
 schemas:
   tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]
 nodes:
@@ -438,6 +441,7 @@ boxes:
 )");
   // Stream 1 ('one') with another schema; stream 3 ('three'), which dst does not expect.
   const std::string bad = fill(R"(name: bad
+cluster_token: 5
 schemas:
   other: [{seq: i64}, {ts: timestamp}, {pad: str48}]
 nodes:
