@@ -20,12 +20,11 @@
 // after a backoff of kRetryFirst doubling to kRetryMost, until connect_timeout; the timeout's
 // error then names the last failure. One the provider refuses for now (-FI_EAGAIN, rxm
 // connecting) is tried again after kRefusedPauseFirst doubling to kRetryMost. A hello that
-// went out and stays unanswered for
-// kFreshEndpointAfter is followed by a new endpoint and its hello. Established: a heartbeat
-// frame (fi_tinject to the listener's hello tag, which routes it by stream id) goes out after
-// options.heartbeat without any other send. The connection is lost after
-// options.peer_timeout without hearing anything from the receiver (a credit, an ack, a
-// heartbeat, a remote write), or when an operation fails: the link then closes its endpoint,
+// went out and stays unanswered for kFreshEndpointAfter is followed by a new endpoint and its
+// hello. Established: a heartbeat frame (fi_tinject to the listener's hello tag, which routes
+// it by stream id) goes out after options.heartbeat without any other send. The connection is
+// lost after options.peer_timeout without hearing anything from the receiver (a credit, an
+// ack, a heartbeat, a remote write), or when an operation fails: the link then closes its endpoint,
 // opens a new one after a backoff (kRetryFirst doubling to kRetryMost), says hello again with
 // the same sender id and replays what was not acknowledged; it fails when no receiver
 // answered within options.reconnect_timeout. The clock is read once per do_work(); a blocked
