@@ -19,7 +19,7 @@
 // -FI_ECONNREFUSED, -FI_EHOSTUNREACH, or an error completion of the hello) is sent again
 // after a backoff of kRetryFirst doubling to kRetryMost, until connect_timeout; the timeout's
 // error then names the last failure. One the provider refuses for now (-FI_EAGAIN, rxm
-// connecting) is tried again after kRefusedPauseFirst doubling to kRetryMost. A hello that
+// connecting) is tried again after pauses doubling from kRefusedPauseFirst to kRetryMost. A hello that
 // went out and stays unanswered for kFreshEndpointAfter is followed by a new endpoint and its
 // hello. Established: a heartbeat frame (fi_tinject to the listener's hello tag, which routes
 // it by stream id) goes out after options.heartbeat without any other send. The connection is
@@ -70,9 +70,10 @@ constexpr std::chrono::milliseconds kRetryFirst{10};
 constexpr std::chrono::milliseconds kRetryMost{200};
 // A hello the provider refuses for now (-FI_EAGAIN): rxm is connecting, and every send it
 // refuses while its connection attempt was rejected (nobody listens yet) starts another one.
-// Retried after a pause that starts below a loopback connect's time and doubles up to
-// kRetryMost: a connect in progress is soon through, and a sender whose receiver is not up
-// yet does not burn a core on connection attempts (it did: ~29 000 a second under `block`).
+// Retried after a pause as long as it has been refused so far, at least kRefusedPauseFirst
+// (below a loopback connect's time) and at most kRetryMost, so the pauses double: a connect
+// in progress is soon through, and a sender whose receiver is not up yet does not burn a core
+// on connection attempts (it did: ~29 000 a second under `block`).
 constexpr std::chrono::microseconds kRefusedPauseFirst{100};
 // Reconnecting: a hello that went out but was not answered (the receiver refused it, or still
 // holds frames of the lost connection) is sent again after this long.
@@ -605,12 +606,11 @@ class FabricSendLink final : public SendLink {
         hello_refused_since_ = now_;
         last_hello_failure_ = context_->error("fi_tsend", static_cast<int>(rc)).message;
       }
-      retry_at_ = now_ + refused_pause_;
-      refused_pause_ = std::min<std::chrono::microseconds>(refused_pause_ * 2, kRetryMost);
+      retry_at_ = now_ + std::clamp<Clock::duration>(now_ - *hello_refused_since_,
+                                                     kRefusedPauseFirst, kRetryMost);
       return false;
     }
     hello_refused_since_.reset();
-    refused_pause_ = kRefusedPauseFirst;
     if (is_unreachable(rc)) {
       retry_hello(context_->error("fi_tsend", static_cast<int>(rc)).message);
       return false;
@@ -742,7 +742,6 @@ class FabricSendLink final : public SendLink {
     }
     hello_busy_ = false;
     hello_refused_since_.reset();
-    refused_pause_ = kRefusedPauseFirst;  // a new endpoint's connection is tried afresh
     first_hello_at_.reset();
     // Registrations before the context that owns their domain.
     pool_reg_ = Registration{};
@@ -900,7 +899,6 @@ class FabricSendLink final : public SendLink {
   bool heard_ = false;  // something arrived from the receiver since keep_alive() last ran
   Clock::time_point retry_at_{};  // the hello, or reopen(), waits until then
   std::chrono::milliseconds retry_backoff_ = kRetryFirst;
-  std::chrono::microseconds refused_pause_ = kRefusedPauseFirst;  // see kRefusedPauseFirst
   std::string last_hello_failure_;
   // Reconnecting: since the connection was lost, until a receiver answered a new hello.
   bool reconnecting_ = false;
