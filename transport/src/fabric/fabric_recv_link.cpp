@@ -117,6 +117,7 @@ void FabricRecvLink::attach(fi_addr_t peer, std::string peer_text,
   lost_at_.reset();
   if (state_ == LinkState::connecting) state_ = LinkState::established;
   last_sent_ = last_heard_ = hub_.now();
+  refused_.clear();
   hub_.tick_by(hub_.now() + std::min(options_.heartbeat, options_.peer_timeout));
   // A new connection: its credit counts from here, and it resumes after the last frame
   // acknowledged. Nothing is left of the lost one (drained()), so the ring's head moves to
@@ -373,6 +374,16 @@ std::chrono::steady_clock::time_point FabricRecvLink::tick(
     std::chrono::steady_clock::time_point now) {
   constexpr auto kNever = std::chrono::steady_clock::time_point::max();
   if (state_ != LinkState::established) return kNever;
+  const auto next = next_tick(now);
+  // Control the provider refused for now is tried again on the poll after its pause, for
+  // which a blocked thread must wake.
+  if (next == kNever || !refused_.since() || refused_.retry_at() <= now) return next;
+  return std::min(next, refused_.retry_at());
+}
+
+std::chrono::steady_clock::time_point FabricRecvLink::next_tick(
+    std::chrono::steady_clock::time_point now) {
+  constexpr auto kNever = std::chrono::steady_clock::time_point::max();
   if (lost_at_) {
     const auto give_up = *lost_at_ + options_.reconnect_timeout;
     if (now < give_up) return give_up;
@@ -505,7 +516,7 @@ bool FabricRecvLink::deliver(FrameSink& sink, const Arrived& arrived) {
 }
 
 int FabricRecvLink::flush_control() {
-  if (!peer_ || state_ == LinkState::failed) return 0;
+  if (!peer_ || state_ == LinkState::failed || !refused_.may_try(hub_.now())) return 0;
   int work = 0;
   // The answer to a hello starts with where to resume (a tagged ack frame, both transfers).
   if (resume_to_send_) {
@@ -555,14 +566,14 @@ bool FabricRecvLink::inject_control(const FrameHeader& header) {
   const auto rc = fi_tinject(context.ep(), frame.data(), frame.size(), *peer_, options_.stream_id);
   ++stats_.write_calls;
   if (rc == -FI_EAGAIN) {
-    ++stats_.would_block;  // retried on the next poll, after the CQ was read
+    on_refused();
     return false;
   }
   if (rc != 0) {
     link_error(context.error("fi_tinject", static_cast<int>(rc)));
     return false;
   }
-  last_sent_ = hub_.now();
+  on_sent();
   return true;
 }
 
@@ -629,7 +640,7 @@ bool FabricRecvLink::send_ack(std::uint64_t sequence) {
     ++stats_.write_calls;
     if (rc == 0) {
       ack_slot_ = source->index;
-      last_sent_ = hub_.now();
+      on_sent();
       return true;
     }
     if ((rc == -FI_EOPNOTSUPP || rc == -FI_EINVAL || rc == -FI_ENOSYS || rc == -FI_EBADFLAGS) &&
@@ -639,7 +650,7 @@ bool FabricRecvLink::send_ack(std::uint64_t sequence) {
     }
     sources_->release(*source);
     if (rc == -FI_EAGAIN) {
-      ++stats_.would_block;  // retried on the next poll, after the CQ was read
+      on_refused();
       return false;
     }
     const auto e = context.error(rma ? "fi_writemsg" : "fi_tsendmsg", static_cast<int>(rc));
@@ -673,7 +684,7 @@ bool FabricRecvLink::send_setup() {
   ++stats_.write_calls;
   if (rc != 0) sources_->release(*source);
   if (rc == -FI_EAGAIN) {
-    ++stats_.would_block;  // retried on the next poll, after the CQ was read
+    on_refused();
     return false;
   }
   if (rc != 0) {
@@ -683,7 +694,7 @@ bool FabricRecvLink::send_setup() {
   credit_sent_ = setup_credit_;
   setup_credit_ = 0;
   ++stats_.credit_frames;
-  last_sent_ = hub_.now();
+  on_sent();
   return true;
 }
 
@@ -704,24 +715,35 @@ bool FabricRecvLink::write_word(std::uint64_t offset, std::uint32_t kind, std::u
   ++stats_.write_calls;
   if (rc != 0) sources_->release(*source);
   if (rc == -FI_EAGAIN) {
-    ++stats_.would_block;
+    on_refused();
     return false;
   }
   if (rc != 0) {
     link_error(context.error("fi_writedata", static_cast<int>(rc)));
     return false;
   }
-  last_sent_ = hub_.now();
+  on_sent();
   return true;
+}
+
+void FabricRecvLink::on_refused() {
+  ++stats_.would_block;
+  hub_.tick_by(refused_.refused(hub_.now()));
+}
+
+void FabricRecvLink::on_sent() {
+  last_sent_ = hub_.now();
+  refused_.clear();
 }
 
 bool FabricRecvLink::arm() {
   if (state_ == LinkState::failed) return true;
-  if (arrived_head_ != arrived_tail_ || credit_to_send_ != 0 || ack_to_send_ ||
-      setup_credit_ != 0 ||
-      (peer_ && (resume_to_send_ || (options_.manual_ack && acked_ > ack_sent_)))) {
-    return false;
-  }
+  if (arrived_head_ != arrived_tail_) return false;
+  const bool control_due =
+      credit_to_send_ != 0 || ack_to_send_ || setup_credit_ != 0 ||
+      (peer_ && (resume_to_send_ || (options_.manual_ack && acked_ > ack_sent_)));
+  // Control refused for now waits for its pause, which the hub's tick wakes the thread for.
+  if (control_due && refused_.may_try(hub_.now())) return false;
   // A frame written without immediate data wakes nobody: one already there is work now.
   if (watch_words_ && peer_) {
     const auto head = static_cast<std::uint32_t>(arrived_tail_ % pool_.capacity());

@@ -21,6 +21,7 @@
 
 #include "fabric/fabric_context.hpp"
 #include "fabric/fabric_wire.hpp"
+#include "fabric/refusal_pause.hpp"
 
 namespace boreal::transport::fabric_medium {
 
@@ -178,12 +179,18 @@ class FabricRecvLink final : public RecvLink {
   // when the link failed.
   bool on_slot_written(std::uint32_t slot, std::uint32_t length);
   int flush_control();
-  // fabric-rma: sends the setup / writes one control word. false: not now (-FI_EAGAIN or no
-  // free source buffer; retried on the next poll) or the link failed.
+  // fabric-rma: sends the setup / writes one control word. false: not now (-FI_EAGAIN: tried
+  // again after a pause; no free source buffer: on the next poll) or the link failed.
   bool send_setup();
   bool write_word(std::uint64_t offset, std::uint32_t kind, std::uint64_t value);
   // Sends the end-of-stream ack as an operation with a completion. false: not now, or failed.
   bool send_ack(std::uint64_t sequence);
+  // A control send was refused for now (-FI_EAGAIN): flush_control() tries again after a
+  // pause (RefusalPause), and the hub ticks by then. / One was taken.
+  void on_refused();
+  void on_sent();
+  // tick() without the refused control's retry.
+  std::chrono::steady_clock::time_point next_tick(std::chrono::steady_clock::time_point now);
   [[nodiscard]] std::string describe() const;
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
@@ -238,6 +245,7 @@ class FabricRecvLink final : public RecvLink {
   std::optional<std::uint64_t> ack_to_send_;
   std::array<std::byte, kFrameHeaderBytes> heartbeat_{};
   std::chrono::steady_clock::time_point last_sent_{};
+  RefusalPause refused_;  // control sends the provider refuses for now
   std::chrono::steady_clock::time_point last_heard_{};
   std::uint64_t next_sequence_ = 1;
   // Credit of the current connection is checked against the frames released since it

@@ -19,7 +19,7 @@
 // -FI_ECONNREFUSED, -FI_EHOSTUNREACH, or an error completion of the hello) is sent again
 // after a backoff of kRetryFirst doubling to kRetryMost, until connect_timeout; the timeout's
 // error then names the last failure. One the provider refuses for now (-FI_EAGAIN, rxm
-// connecting) is tried again after pauses doubling from kRefusedPauseFirst to kRetryMost. A hello that
+// connecting) is tried again after a pause (RefusalPause, fabric/refusal_pause.hpp). A hello that
 // went out and stays unanswered for kFreshEndpointAfter is followed by a new endpoint and its
 // hello. Established: a heartbeat frame (fi_tinject to the listener's hello tag, which routes
 // it by stream id) goes out after options.heartbeat without any other send. The connection is
@@ -47,6 +47,7 @@
 #include "core/backup_queue.hpp"
 #include "fabric/fabric_context.hpp"
 #include "fabric/fabric_wire.hpp"
+#include "fabric/refusal_pause.hpp"
 
 namespace boreal::transport {
 namespace {
@@ -68,13 +69,6 @@ constexpr std::uint32_t kOwnerWord = 4;
 // waits.
 constexpr std::chrono::milliseconds kRetryFirst{10};
 constexpr std::chrono::milliseconds kRetryMost{200};
-// A hello the provider refuses for now (-FI_EAGAIN): rxm is connecting, and every send it
-// refuses while its connection attempt was rejected (nobody listens yet) starts another one.
-// Retried after a pause as long as it has been refused so far, at least kRefusedPauseFirst
-// (below a loopback connect's time) and at most kRetryMost, so the pauses double: a connect
-// in progress is soon through, and a sender whose receiver is not up yet does not burn a core
-// on connection attempts (it did: ~29 000 a second under `block`).
-constexpr std::chrono::microseconds kRefusedPauseFirst{100};
 // Reconnecting: a hello that went out but was not answered (the receiver refused it, or still
 // holds frames of the lost connection) is sent again after this long.
 constexpr std::chrono::milliseconds kHelloAgain{500};
@@ -602,15 +596,13 @@ class FabricSendLink final : public SendLink {
     if (rc == -FI_EAGAIN) {
       // Refused for now (rxm while it sets up the connection): tried again after a pause.
       ++stats_.would_block;
-      if (!hello_refused_since_) {
-        hello_refused_since_ = now_;
+      if (!hello_refused_.since()) {
         last_hello_failure_ = context_->error("fi_tsend", static_cast<int>(rc)).message;
       }
-      retry_at_ = now_ + std::clamp<Clock::duration>(now_ - *hello_refused_since_,
-                                                     kRefusedPauseFirst, kRetryMost);
+      retry_at_ = hello_refused_.refused(now_);
       return false;
     }
-    hello_refused_since_.reset();
+    hello_refused_.clear();
     if (is_unreachable(rc)) {
       retry_hello(context_->error("fi_tsend", static_cast<int>(rc)).message);
       return false;
@@ -668,10 +660,9 @@ class FabricSendLink final : public SendLink {
     const auto ms = [](Clock::duration d) {
       return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
     };
-    if (hello_refused_since_) {
-      return "; the provider has refused the hello for the last " +
-             ms(now_ - *hello_refused_since_) + " ms (still connecting?): " +
-             last_hello_failure_;
+    if (const auto since = hello_refused_.since()) {
+      return "; the provider has refused the hello for the last " + ms(now_ - *since) +
+             " ms (still connecting?): " + last_hello_failure_;
     }
     if (!last_hello_failure_.empty()) return "; the last hello failed: " + last_hello_failure_;
     if (hello_sent_at_ != Clock::time_point{}) {
@@ -741,7 +732,7 @@ class FabricSendLink final : public SendLink {
       if (orphaned_[slot]) drop(slot);
     }
     hello_busy_ = false;
-    hello_refused_since_.reset();
+    hello_refused_.clear();
     first_hello_at_.reset();
     // Registrations before the context that owns their domain.
     pool_reg_ = Registration{};
@@ -807,7 +798,7 @@ class FabricSendLink final : public SendLink {
   // that failed while nobody listened yet, its later connection may be one the receiver
   // cannot answer on; a new endpoint starts clean). Empty: not waiting yet.
   [[nodiscard]] std::optional<Clock::time_point> waiting_since() const {
-    return first_hello_at_ ? first_hello_at_ : hello_refused_since_;
+    return first_hello_at_ ? first_hello_at_ : hello_refused_.since();
   }
 
   // When do_work() must run next even if nothing arrives.
@@ -883,8 +874,8 @@ class FabricSendLink final : public SendLink {
   // the endpoint closes (kFreshEndpointAfter).
   std::optional<Clock::time_point> first_hello_at_;
   std::chrono::milliseconds answer_wait_ = kFreshEndpointAfter;  // doubles per fresh endpoint
-  // Since when the provider refuses the hello (-FI_EAGAIN), while it does.
-  std::optional<Clock::time_point> hello_refused_since_;
+  // The provider refusing the hello for now (-FI_EAGAIN): since when, and when to try again.
+  RefusalPause hello_refused_;
   // The current connection's answer to the hello: the resume point and (fabric-msg) credit.
   std::optional<std::uint64_t> resume_after_;
   bool credit_heard_ = false;
