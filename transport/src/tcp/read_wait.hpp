@@ -8,7 +8,9 @@
 // every handler run, the end skips its read (skip_read(); EventLoop's readiness,
 // event_loop.hpp). Bytes already there when the wait was armed may not end it (epoll reports
 // arrivals, not levels), hence "seen empty since": a FIONREAD after arm(), or a read that
-// found nothing (saw()).
+// found nothing or returned less than it had room for (saw()). Linux's TCP recvmsg() stops
+// short only when the receive queue and the socket's backlog are empty, so a short read
+// drained the socket and the end need not read again to find it empty.
 //
 // In such a pass an end whose wait has run (something arrived) arms the next one before it
 // reads (arm_before_read()): its read, once it drains the socket, makes the wait quiet, and

@@ -104,7 +104,7 @@ int TcpRecvLink::poll(FrameSink& sink) {
   for (int round = 0; round < 4 && state_ == LinkState::established; ++round) {
     const int got = nothing_to_read ? 0 : read_available();
     work += deliver(sink);
-    if (got == 0) break;
+    if (got == 0 || drained_) break;
   }
   if (!socket_) return work;  // lost while reading
   if (state_ == LinkState::established || state_ == LinkState::finished) {
@@ -215,6 +215,7 @@ int TcpRecvLink::read_available() {
   message.msg_controllen = control.size();
   const ssize_t n = ::recvmsg(socket_->native_handle(), &message, MSG_DONTWAIT);
   ++stats_.read_calls;
+  drained_ = false;
   if (n < 0) {
     const int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) {
@@ -232,6 +233,9 @@ int TcpRecvLink::read_available() {
   }
   record_pickup(message);
   end_ += static_cast<std::size_t>(n);
+  // Less than there was room for: the socket is empty now (read_wait.hpp).
+  drained_ = static_cast<std::size_t>(n) < iov.iov_len;
+  if (drained_) read_wait_.saw(true);
   return static_cast<int>(n);
 }
 

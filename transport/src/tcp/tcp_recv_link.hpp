@@ -62,6 +62,8 @@ class TcpRecvLink final : public RecvLink {
   [[nodiscard]] const LinkOptions& options() const noexcept { return options_; }
 
  private:
+  // Reads what the socket holds into the staging buffer. Returns the bytes read; drained_
+  // says whether the read emptied the socket (it returned less than there was room for).
   int read_available();
   // Counts the pickup latency of the bytes a read returned (the arrival time in `message`).
   void record_pickup(const msghdr& message);
@@ -103,6 +105,7 @@ class TcpRecvLink final : public RecvLink {
   std::optional<Error> error_;
   LinkStats stats_;
   bool peer_closed_ = false;
+  bool drained_ = false;  // the last read_available() emptied the socket
   ReadWait read_wait_{loop_};
   bool write_wait_pending_ = false;
   // The write wait's handler, so a block-mode wake-up allocates nothing (handler_memory.hpp).

@@ -237,8 +237,8 @@ class TcpSendLink final : public SendLink {
     int work = 0;
     for (;;) {
       boost::system::error_code ec;
-      const auto n = socket_.read_some(
-          asio::buffer(control_in_.data() + control_end_, control_in_.size() - control_end_), ec);
+      const std::size_t room = control_in_.size() - control_end_;
+      const auto n = socket_.read_some(asio::buffer(control_in_.data() + control_end_, room), ec);
       ++stats_.read_calls;
       if (ec == asio::error::would_block) {
         ++stats_.would_block;
@@ -264,6 +264,11 @@ class TcpSendLink final : public SendLink {
       }
       std::memmove(control_in_.data(), control_in_.data() + at, control_end_ - at);
       control_end_ -= at;
+      // A read that returned less than it had room for emptied the socket (read_wait.hpp).
+      if (n < room) {
+        read_wait_.saw(true);
+        break;
+      }
     }
     return work;
   }
