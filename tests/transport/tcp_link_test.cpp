@@ -11,9 +11,9 @@
 #include <future>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
-#include <optional>
 #include <utility>
 #include <vector>
 
