@@ -186,8 +186,9 @@ class FabricRecvLink final : public RecvLink {
   // Sends the end-of-stream ack as an operation with a completion. false: not now, or failed.
   bool send_ack(std::uint64_t sequence);
   // A control send was refused for now (-FI_EAGAIN): flush_control() tries again after a
-  // pause (RefusalPause), and the hub ticks by then. / One was taken.
+  // pause (RefusalPause), and the hub ticks by then.
   void on_refused();
+  // A control send was taken.
   void on_sent();
   // tick() without the refused control's retry.
   std::chrono::steady_clock::time_point next_tick(std::chrono::steady_clock::time_point now);

@@ -23,6 +23,7 @@
 // Owned by the end's I/O thread, as the loop is.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -60,6 +61,15 @@ class ReadWait {
   // wait quiet.
   void saw(bool empty) noexcept {
     if (empty && pending_) seen_empty_ = true;
+  }
+
+  // A read returned `got` bytes (> 0) of the `room` it offered. Returns whether it drained the
+  // socket (it stopped short: see above), which saw() then records; the end need not read
+  // again in this pass.
+  bool read_returned(std::size_t got, std::size_t room) noexcept {
+    const bool drained = got < room;
+    saw(drained);
+    return drained;
   }
 
   // Pending on a socket seen empty since it was armed: anything that arrives ends it.

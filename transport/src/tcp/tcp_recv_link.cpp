@@ -102,9 +102,9 @@ int TcpRecvLink::poll(FrameSink& sink) {
   // Drain: read, deliver, repeat while reads fill data; a few rounds bound one call so other
   // links of the thread get their turn.
   for (int round = 0; round < 4 && state_ == LinkState::established; ++round) {
-    const int got = nothing_to_read ? 0 : read_available();
+    const auto got = nothing_to_read ? ReadResult{} : read_available();
     work += deliver(sink);
-    if (got == 0 || drained_) break;
+    if (got.bytes == 0 || got.drained) break;
   }
   if (!socket_) return work;  // lost while reading
   if (state_ == LinkState::established || state_ == LinkState::finished) {
@@ -197,14 +197,14 @@ void TcpRecvLink::check_reconnect_deadline() {
                 std::to_string(options_.reconnect_timeout.count()) + " ms");
 }
 
-int TcpRecvLink::read_available() {
-  if (peer_closed_) return 0;
+TcpRecvLink::ReadResult TcpRecvLink::read_available() {
+  if (peer_closed_) return {};
   if (staging_.size() - end_ < kFrameHeaderBytes + options_.max_payload_bytes && begin_ > 0) {
     std::memmove(staging_.data(), staging_.data() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ == staging_.size()) return 0;
+  if (end_ == staging_.size()) return {};
   // recvmsg() rather than asio's read_some(): the arrival time comes as a control message.
   iovec iov{staging_.data() + end_, staging_.size() - end_};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec))> control{};
@@ -215,28 +215,25 @@ int TcpRecvLink::read_available() {
   message.msg_controllen = control.size();
   const ssize_t n = ::recvmsg(socket_->native_handle(), &message, MSG_DONTWAIT);
   ++stats_.read_calls;
-  drained_ = false;
   if (n < 0) {
     const int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) {
       ++stats_.would_block;
       if (err != EINTR) read_wait_.saw(true);
-      return 0;
+      return {};
     }
     disconnect("connection lost after frame " + std::to_string(next_sequence_ - 1) + ": " +
                std::strerror(err));
-    return 0;
+    return {};
   }
   if (n == 0) {
     peer_closed_ = true;
-    return 0;
+    return {};
   }
   record_pickup(message);
-  end_ += static_cast<std::size_t>(n);
-  // Less than there was room for: the socket is empty now (read_wait.hpp).
-  drained_ = static_cast<std::size_t>(n) < iov.iov_len;
-  if (drained_) read_wait_.saw(true);
-  return static_cast<int>(n);
+  const auto got = static_cast<std::size_t>(n);
+  end_ += got;
+  return {.bytes = got, .drained = read_wait_.read_returned(got, iov.iov_len)};
 }
 
 void TcpRecvLink::record_pickup(const msghdr& message) {

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,9 +63,12 @@ class TcpRecvLink final : public RecvLink {
   [[nodiscard]] const LinkOptions& options() const noexcept { return options_; }
 
  private:
-  // Reads what the socket holds into the staging buffer. Returns the bytes read; drained_
-  // says whether the read emptied the socket (it returned less than there was room for).
-  int read_available();
+  struct ReadResult {
+    std::size_t bytes = 0;
+    bool drained = false;  // the read emptied the socket (ReadWait::read_returned())
+  };
+  // Reads what the socket holds into the staging buffer.
+  ReadResult read_available();
   // Counts the pickup latency of the bytes a read returned (the arrival time in `message`).
   void record_pickup(const msghdr& message);
   int deliver(FrameSink& sink);
@@ -105,7 +109,6 @@ class TcpRecvLink final : public RecvLink {
   std::optional<Error> error_;
   LinkStats stats_;
   bool peer_closed_ = false;
-  bool drained_ = false;  // the last read_available() emptied the socket
   ReadWait read_wait_{loop_};
   bool write_wait_pending_ = false;
   // The write wait's handler, so a block-mode wake-up allocates nothing (handler_memory.hpp).

@@ -264,11 +264,7 @@ class TcpSendLink final : public SendLink {
       }
       std::memmove(control_in_.data(), control_in_.data() + at, control_end_ - at);
       control_end_ -= at;
-      // A read that returned less than it had room for emptied the socket (read_wait.hpp).
-      if (n < room) {
-        read_wait_.saw(true);
-        break;
-      }
+      if (read_wait_.read_returned(n, room)) break;
     }
     return work;
   }
