@@ -418,15 +418,18 @@ using ProviderAndTransfer = std::tuple<const char*, FabricTransfer>;
 // The listener with links A (fake peer) and B (real sender), all driven from this thread.
 class BadPeerFixture : public ::testing::Test {
  protected:
+  // How start() sets A up; the defaults make a well-behaved fake peer.
+  struct Start {
+    bool garbage_hello = false;  // the fake's hello carries a garbage extension
+    bool a_never_blocks = false;  // A's receiving end never blocks (fabric-rma: ring words)
+    // The endpoint name the fake's hello gives instead of its own (start() then returns
+    // without waiting for the answer).
+    std::optional<std::vector<std::byte>> answer_to;
+  };
+
   // Opens the listener, expects A and B over `transfer`, connects B's sender and queues the
-  // fake's hello for A (with a garbage extension when asked). Skips when the provider is
-  // absent or cannot carry `transfer`.
-  // a_never_blocks: A's receiving end says it never blocks (fabric-rma: it offers ring words).
-  // answer_to: the endpoint name the fake's hello gives instead of its own (start() then
-  // returns without waiting for the answer).
-  void start(const std::string& provider, FabricTransfer transfer, bool garbage_hello = false,
-             bool a_never_blocks = false,
-             std::optional<std::vector<std::byte>> answer_to = std::nullopt) {
+  // fake's hello for A. Skips when the provider is absent or cannot carry `transfer`.
+  void start(const std::string& provider, FabricTransfer transfer, Start how = {}) {
     provider_ = provider;
     transfer_ = transfer;
     const bool shm = provider == "shm";
@@ -447,7 +450,7 @@ class BadPeerFixture : public ::testing::Test {
     port_ = shm ? wanted : listener_->port();
     ASSERT_NE(port_, 0);
     auto a_options = options_a();
-    a_options.never_blocks = a_never_blocks;
+    a_options.never_blocks = how.a_never_blocks;
     auto a = listener_->expect(a_options, transfer);
     if (!a && a.error().message.find(" lacks ") != std::string::npos) {
       GTEST_SKIP() << a.error().message;
@@ -464,9 +467,9 @@ class BadPeerFixture : public ::testing::Test {
     const auto opened =
         fake_.open(provider, port_, options_a().stream_id, transfer == FabricTransfer::rma_writes);
     ASSERT_EQ(opened, "");
-    const bool elsewhere = answer_to.has_value();
-    fake_.hello(options_a(), transfer, garbage_hello, std::move(answer_to));
-    if (garbage_hello || elsewhere) return;
+    const bool elsewhere = how.answer_to.has_value();
+    fake_.hello(options_a(), transfer, how.garbage_hello, std::move(how.answer_to));
+    if (how.garbage_hello || elsewhere) return;
     ASSERT_TRUE(drive_until([&] { return fake_.attached(); }, /*poll_a=*/false))
         << "the fake peer's hello was not answered; " << refusals();
     ASSERT_EQ(a_->state(), LinkState::established);
@@ -601,7 +604,8 @@ class FabricBadPeerTest : public BadPeerFixture,
                           public ::testing::WithParamInterface<ProviderAndTransfer> {
  protected:
   void start(bool garbage_hello = false) {
-    BadPeerFixture::start(std::get<0>(GetParam()), std::get<1>(GetParam()), garbage_hello);
+    BadPeerFixture::start(std::get<0>(GetParam()), std::get<1>(GetParam()),
+                          {.garbage_hello = garbage_hello});
   }
   // The fake's hello names an endpoint of this provider that was opened and closed again:
   // a sender gone between its hello and the answer.
@@ -616,8 +620,8 @@ class FabricBadPeerTest : public BadPeerFixture,
       }
       gone = closed.name();
     }
-    BadPeerFixture::start(std::get<0>(GetParam()), std::get<1>(GetParam()), false, false,
-                          std::move(gone));
+    BadPeerFixture::start(std::get<0>(GetParam()), std::get<1>(GetParam()),
+                          {.answer_to = std::move(gone)});
   }
 };
 
@@ -798,7 +802,7 @@ class FabricBadPeerRmaTest : public BadPeerFixture,
       GTEST_SKIP() << "the sockets provider's threads write the ring words, which "
                       "ThreadSanitizer cannot order (docs/transport-notes.md §1.5)";
     }
-    BadPeerFixture::start(GetParam(), FabricTransfer::rma_writes, false, /*a_never_blocks=*/true);
+    BadPeerFixture::start(GetParam(), FabricTransfer::rma_writes, {.a_never_blocks = true});
   }
   // Frame `sequence` of A as a sender writing without immediate data would: into its slot,
   // then the slot's ring word naming it with `length` (default: the bytes written).

@@ -916,13 +916,18 @@ TEST_P(FabricLinkTest, RestartedSenderIsTakenBackAndItsReplaysAreDropped) {
 // the listener is progressed, heartbeats flow both ways and neither end fails.
 TEST_P(FabricLinkTest, SlowConsumerDoesNotLookLikeALostPeer) {
   constexpr std::uint32_t kWindow = 4;
-  open(lively(kWindow, 2));
+  auto o = lively(kWindow, 2);
+  // One thread drives both ends and sends both heartbeats, so a stall of that thread as long
+  // as the peer timeout looks like a lost peer to each end: under ThreadSanitizer, beside
+  // other tests' nodes, 300 ms was once not enough. The consumer stays away twice as long.
+  o.peer_timeout = kUnderThreadSanitizer ? 1000ms : 500ms;
+  open(o);
   if (IsSkipped() || HasFatalFailure()) return;
   ASSERT_TRUE(drive_until([&] { return send_->state() == LinkState::established; }));
   std::vector<std::uint32_t> sent;
   feed(main_, 40, sent);
   ASSERT_EQ(sent.size(), kWindow);
-  const auto until = Clock::now() + 1s;
+  const auto until = Clock::now() + 2 * o.peer_timeout;
   while (Clock::now() < until) step(/*receive=*/false);
   EXPECT_EQ(send_->state(), LinkState::established)
       << (send_->error() ? send_->error()->describe() : std::string());
