@@ -7,6 +7,8 @@ mode, rate), the medians over its repeats of
   empty/tuple    of those, the calls that found nothing (EAGAIN): polls of idle links
   writes/tuple   write calls of the sending ends per tuple
   syscalls/tuple the sender's and the receiver's counted system calls per tuple
+  send MiB       peak resident memory of the sending node (the largest, if several), MiB
+  recv MiB       peak resident memory of the receiving node (the largest, if several), MiB
 
 from OUT/bench.jsonl (every run's summary; runs marked "discarded" are left out), or a gzip
 of it (a name ending in .gz).
@@ -35,25 +37,33 @@ def points(lines):
         if tuples == 0:
             continue
         calls = run.get("syscalls_per_tuple", {})
+        nodes = run.get("nodes", [])
+        def peak_mib(role):
+            return max((n.get("max_rss_kb", 0) for n in nodes if n.get(role, 0) > 0),
+                       default=0) / 1024
         out.setdefault((streams, bench["wait"], bench["rate_label"]), []).append({
             "tuples/frame": tuples / max(frames, 1),
             "reads/tuple": sum(s["read_calls"] for s in recv) / tuples,
             "empty/tuple": sum(s["would_block"] for s in recv) / tuples,
             "writes/tuple": sum(s["write_calls"] for s in send) / tuples,
             "syscalls/tuple": calls.get("sender", 0) + calls.get("receiver", 0),
+            "send MiB": peak_mib("tuples_sent"),
+            "recv MiB": peak_mib("tuples_received"),
         })
     return out
 
 
 def table(by_point, rate=None):
-    columns = ["tuples/frame", "reads/tuple", "empty/tuple", "writes/tuple", "syscalls/tuple"]
+    columns = ["tuples/frame", "reads/tuple", "empty/tuple", "writes/tuple", "syscalls/tuple",
+               "send MiB", "recv MiB"]
     rows = ["streams  wait      rate      " + "  ".join(f"{c:>14}" for c in columns)]
     for (streams, wait, label), runs in sorted(by_point.items(), key=lambda kv: (kv[0][2], kv[0][0])):
         if rate is not None and label != rate:
             continue
         medians = [statistics.median(r[c] for r in runs) for c in columns]
         rows.append(f"{streams:>7}  {wait:<8}  {label:<8}  " +
-                    "  ".join(f"{m:>14.3f}" for m in medians))
+                    "  ".join(f"{m:>14.1f}" if c.endswith("MiB") else f"{m:>14.3f}"
+                              for c, m in zip(columns, medians)))
     return "\n".join(rows) + "\n"
 
 

@@ -15,8 +15,10 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "s
                       "bench_link_calls.py")
 
 
-def run_line(wait, rate, streams, frames, reads, empty, writes, calls, discarded=False):
-    """One run of `streams` links, each delivering 100 tuples in `frames` frames."""
+def run_line(wait, rate, streams, frames, reads, empty, writes, calls, discarded=False,
+             rss_kb=(0, 0)):
+    """One run of `streams` links, each delivering 100 tuples in `frames` frames; its sending
+    and receiving nodes peaked at `rss_kb` (a third node sent nothing and received nothing)."""
     bench = {"wait": wait, "rate_label": rate}
     if discarded:
         bench["discarded"] = "contaminated"
@@ -29,7 +31,13 @@ def run_line(wait, rate, streams, frames, reads, empty, writes, calls, discarded
                                                      "read_calls": reads, "would_block": empty,
                                                      "write_calls": 0}})
     boxes = [{"type": "source"}] * streams + [{"type": "sink"}] * streams
+    nodes = [{"node": "src", "tuples_sent": 100 * streams, "tuples_received": 0,
+              "max_rss_kb": rss_kb[0]},
+             {"node": "dst", "tuples_sent": 0, "tuples_received": 100 * streams,
+              "max_rss_kb": rss_kb[1]},
+             {"node": "idle", "tuples_sent": 0, "tuples_received": 0, "max_rss_kb": 999999}]
     return json.dumps({"kind": "run", "bench": bench, "links": links, "boxes": boxes,
+                       "nodes": nodes,
                        "syscalls_per_tuple": {"sender": calls, "receiver": calls}})
 
 
@@ -51,11 +59,12 @@ class LinkCalls(unittest.TestCase):
     def test_medians_per_point_without_discarded_runs(self):
         path = self.write([
             json.dumps({"kind": "bench"}),
-            run_line("block", "100000", 1, 10, 20, 10, 10, 0.5),
-            run_line("block", "100000", 1, 20, 40, 30, 20, 1.5),
-            run_line("block", "100000", 1, 50, 900, 900, 50, 9.0),  # the median of three
+            run_line("block", "100000", 1, 10, 20, 10, 10, 0.5, rss_kb=(10240, 20480)),
+            run_line("block", "100000", 1, 20, 40, 30, 20, 1.5, rss_kb=(11264, 21504)),
+            # the median of three
+            run_line("block", "100000", 1, 50, 900, 900, 50, 9.0, rss_kb=(99999, 99999)),
             run_line("block", "100000", 1, 1, 1, 1, 1, 99.0, discarded=True),
-            run_line("block", "100000", 4, 100, 500, 400, 100, 2.0),
+            run_line("block", "100000", 4, 100, 500, 400, 100, 2.0, rss_kb=(1536, 2560)),
             run_line("block", "max", 4, 25, 30, 5, 25, 0.25),
         ])
         result = self.run_script(path, "--rate", "100000")
@@ -63,9 +72,9 @@ class LinkCalls(unittest.TestCase):
         lines = result.stdout.splitlines()
         self.assertEqual(len(lines), 3)
         self.assertEqual(lines[1].split(), ["1", "block", "100000", "5.000", "0.400", "0.300",
-                                            "0.200", "3.000"])
+                                            "0.200", "3.000", "11.0", "21.0"])
         self.assertEqual(lines[2].split(), ["4", "block", "100000", "1.000", "5.000", "4.000",
-                                            "1.000", "4.000"])
+                                            "1.000", "4.000", "1.5", "2.5"])
         every = self.run_script(path)
         self.assertEqual(len(every.stdout.splitlines()), 4)
         # The same from a gzip of the file.

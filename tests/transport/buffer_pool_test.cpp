@@ -1,5 +1,9 @@
 #include <boreal/transport/buffer_pool.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -53,6 +57,44 @@ TEST(BufferPool, ReleasedBuffersComeBackLastInFirstOut) {
   EXPECT_EQ(pool.acquire()->index, 3u);
   EXPECT_EQ(pool.acquire()->index, 1u);
   EXPECT_EQ(pool.acquire(), std::nullopt);
+}
+
+struct Pages {
+  std::size_t resident = 0;
+  std::size_t total = 0;
+};
+
+// How many of the pages under `bytes` at `data` are resident (mincore()), of how many.
+Pages resident_pages(const std::byte* data, std::size_t bytes) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto first = address(data) / page * page;
+  const auto end = (address(data) + bytes + page - 1) / page * page;
+  std::vector<unsigned char> pages((end - first) / page);
+  if (::mincore(reinterpret_cast<void*>(first), end - first, pages.data()) != 0) {
+    ADD_FAILURE() << "mincore: " << std::strerror(errno);
+    return {};
+  }
+  Pages out{.total = pages.size()};
+  for (const unsigned char p : pages) out.resident += p & 1u;
+  return out;
+}
+
+// A pool does not touch its region: a buffer's pages become resident when it is first used,
+// so a node with many links at a low rate holds only the few buffers each keeps reusing.
+// Buffers far from the region's start are checked (the allocator's header, a sanitizer's fill
+// of an allocation's first bytes, or a transparent huge page around them may reach the first).
+TEST(BufferPool, MakesNoPageResidentUntilABufferIsWritten) {
+  constexpr std::size_t kBytes = 1 << 20;
+  BufferPool pool{32, kBytes};
+  for (std::uint32_t i = 8; i < 32; ++i) {
+    EXPECT_EQ(resident_pages(pool.at(i).data, kBytes).resident, 0u) << "buffer " << i;
+  }
+  std::memset(pool.at(20).data, 1, kBytes);
+  const auto written = resident_pages(pool.at(20).data, kBytes);
+  EXPECT_GE(written.total, kBytes / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(written.resident, written.total);
+  EXPECT_EQ(resident_pages(pool.at(10).data, kBytes).resident, 0u);
+  EXPECT_EQ(resident_pages(pool.at(30).data, kBytes).resident, 0u);
 }
 
 TEST(BufferPool, BufferSizeIsRoundedUpToACacheLine) {

@@ -1,7 +1,6 @@
 #include <boreal/transport/buffer_pool.hpp>
 
 #include <cassert>
-#include <cstring>
 #include <limits>
 #include <new>
 
@@ -37,8 +36,7 @@ BufferPool::BufferPool(std::uint32_t count, std::size_t buffer_bytes)
   assert(count > 0 && buffer_bytes > 0);
   // Allocated last so that a bad_alloc from the vectors above cannot leak it.
   base_ = static_cast<std::byte*>(::operator new(total_bytes_, std::align_val_t{kAlignment}));
-  // Touch every page now: the first use of a buffer then never page-faults in the hot loop.
-  std::memset(base_, 0, total_bytes_);
+  // Not touched here (buffer_pool.hpp): a buffer's pages fault in on its first use.
   // The top of the stack is the end of free_, so index 0 is handed out first and buffers are
   // used in address order while the pool is fresh.
   for (std::uint32_t i = 0; i < count; ++i) free_[i] = count - 1 - i;

@@ -19,8 +19,10 @@ TcpRecvLink::TcpRecvLink(EventLoop& loop, const LinkOptions& options)
       limits_{.stream_id = options.stream_id,
               .tuple_bytes = options.tuple_bytes,
               .max_payload_bytes = options.max_payload_bytes},
-      staging_(static_cast<std::size_t>(options.window) *
-               (kFrameHeaderBytes + options.max_payload_bytes)),
+      staging_bytes_(static_cast<std::size_t>(options.window) *
+                     (kFrameHeaderBytes + options.max_payload_bytes)),
+      // Not zeroed: a page is touched when bytes first arrive in it (see the header).
+      staging_(new std::byte[staging_bytes_]),
       credits_(options.window, std::max<std::uint32_t>(1, std::min(options.credit_batch,
                                                                   options.window))),
       next_sequence_(options.resume_after + 1),
@@ -199,14 +201,14 @@ void TcpRecvLink::check_reconnect_deadline() {
 
 TcpRecvLink::ReadResult TcpRecvLink::read_available() {
   if (peer_closed_) return {};
-  if (staging_.size() - end_ < kFrameHeaderBytes + options_.max_payload_bytes && begin_ > 0) {
-    std::memmove(staging_.data(), staging_.data() + begin_, end_ - begin_);
+  if (staging_bytes_ - end_ < kFrameHeaderBytes + options_.max_payload_bytes && begin_ > 0) {
+    std::memmove(staging_.get(), staging_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ == staging_.size()) return {};
+  if (end_ == staging_bytes_) return {};
   // recvmsg() rather than asio's read_some(): the arrival time comes as a control message.
-  iovec iov{staging_.data() + end_, staging_.size() - end_};
+  iovec iov{staging_.get() + end_, staging_bytes_ - end_};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec))> control{};
   msghdr message{};
   message.msg_iov = &iov;
@@ -255,7 +257,7 @@ void TcpRecvLink::record_pickup(const msghdr& message) {
 int TcpRecvLink::deliver(FrameSink& sink) {
   int frames = 0;
   while (end_ - begin_ >= kFrameHeaderBytes && state_ == LinkState::established) {
-    const auto raw = std::span<const std::byte, kFrameHeaderBytes>(staging_.data() + begin_,
+    const auto raw = std::span<const std::byte, kFrameHeaderBytes>(staging_.get() + begin_,
                                                                    kFrameHeaderBytes);
     auto decoded = decode_header(raw, limits_);
     if (!decoded) {
@@ -276,7 +278,7 @@ int TcpRecvLink::deliver(FrameSink& sink) {
     }
     const std::size_t frame_bytes = kFrameHeaderBytes + h.payload_bytes;
     if (end_ - begin_ < frame_bytes) break;  // the rest is still on its way
-    const std::span<const std::byte> payload(staging_.data() + begin_ + kFrameHeaderBytes,
+    const std::span<const std::byte> payload(staging_.get() + begin_ + kFrameHeaderBytes,
                                              h.payload_bytes);
     const auto crc = sink.payload_crc(payload);  // the sink's pass, when it makes one
     if (auto ok = crc ? verify_checksum_from_crc(h, raw, *crc)
@@ -344,7 +346,7 @@ bool TcpRecvLink::arm() {
   if (state_ == LinkState::finished && control_out_.empty()) return true;
   if (end_ - begin_ >= kFrameHeaderBytes) {
     // A complete frame may be waiting (a poll stopped after its rounds).
-    const auto raw = std::span<const std::byte, kFrameHeaderBytes>(staging_.data() + begin_,
+    const auto raw = std::span<const std::byte, kFrameHeaderBytes>(staging_.get() + begin_,
                                                                    kFrameHeaderBytes);
     if (auto h = decode_header(raw, limits_);
         !h || end_ - begin_ >= kFrameHeaderBytes + h.value().payload_bytes) {

@@ -30,7 +30,10 @@ namespace boreal::transport::tcp_medium {
 // Bytes arrive into one staging buffer of window × (header + max payload) bytes, allocated
 // at set-up. Complete frames are handed to the sink in place; the sender holds at most
 // `window` frames of credit, so everything it may send always fits (no read ever waits for
-// room). A partial frame at the end is moved to the front when the tail runs short.
+// room). A partial frame at the end is moved to the front when the tail runs short. Reading
+// starts at the front again whenever everything read was delivered, and the buffer is not
+// zeroed, so a link that never has much in flight (a low rate) touches only its first pages:
+// a node with many such links holds only what they use (buffer_pool.hpp).
 //
 // Pickup report (frame.hpp): the socket has SO_TIMESTAMPNS, so every read that returns bytes
 // says when the last of them reached this host; the time from then to the read is the
@@ -86,7 +89,8 @@ class TcpRecvLink final : public RecvLink {
   FrameLimits limits_;
   std::optional<Socket> socket_;
   std::string peer_;
-  std::vector<std::byte> staging_;
+  std::size_t staging_bytes_;
+  std::unique_ptr<std::byte[]> staging_;
   std::size_t begin_ = 0;  // first byte not yet delivered
   std::size_t end_ = 0;    // one past the last byte read
   ReceiverCredits credits_;

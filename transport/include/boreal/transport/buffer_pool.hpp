@@ -3,6 +3,15 @@
 // All buffers live in one aligned region so that a medium can register the whole pool with
 // libfabric at once (region()). acquire() and release() are O(1) and never allocate. A pool
 // belongs to one thread; debug builds assert it.
+//
+// The region is not zeroed or otherwise touched when the pool is made, and the free buffers
+// are a stack: the buffer released last is handed out first. A link that never has more than
+// a few frames in flight (a low rate) therefore keeps using the same few buffers, and only
+// their pages become resident. A node with many such links holds what they use rather than
+// every link's whole window (64 links of 64 × 32 KiB frames each are 128 MiB per end). A page
+// faults in on its first use, once for the pool's life; a provider that pins registered
+// memory (verbs) makes it resident when the medium registers the region. Contents of a buffer
+// not yet written are unspecified.
 #pragma once
 
 #include <cstddef>
