@@ -415,21 +415,21 @@ struct RecordingSink final : FrameSink {
 
 using ProviderAndTransfer = std::tuple<const char*, FabricTransfer>;
 
+// How BadPeerFixture::start() sets A up; the defaults make a well-behaved fake peer.
+struct Start {
+  bool garbage_hello = false;   // the fake's hello carries a garbage extension
+  bool a_never_blocks = false;  // A's receiving end never blocks (fabric-rma: ring words)
+  // The endpoint name the fake's hello gives instead of its own (start() then returns without
+  // waiting for the answer).
+  std::optional<std::vector<std::byte>> answer_to = std::nullopt;
+};
+
 // The listener with links A (fake peer) and B (real sender), all driven from this thread.
 class BadPeerFixture : public ::testing::Test {
  protected:
-  // How start() sets A up; the defaults make a well-behaved fake peer.
-  struct Start {
-    bool garbage_hello = false;  // the fake's hello carries a garbage extension
-    bool a_never_blocks = false;  // A's receiving end never blocks (fabric-rma: ring words)
-    // The endpoint name the fake's hello gives instead of its own (start() then returns
-    // without waiting for the answer).
-    std::optional<std::vector<std::byte>> answer_to;
-  };
-
   // Opens the listener, expects A and B over `transfer`, connects B's sender and queues the
   // fake's hello for A. Skips when the provider is absent or cannot carry `transfer`.
-  void start(const std::string& provider, FabricTransfer transfer, Start how = {}) {
+  void start(const std::string& provider, FabricTransfer transfer, Start how = Start{}) {
     provider_ = provider;
     transfer_ = transfer;
     const bool shm = provider == "shm";
@@ -476,7 +476,7 @@ class BadPeerFixture : public ::testing::Test {
     if (transfer == FabricTransfer::rma_writes) {
       ASSERT_EQ(fake_.setup()->slots, kWindowA);
       ASSERT_EQ(fake_.setup()->link, 1u);  // A was expected first
-      ASSERT_EQ(fake_.setup()->ring_words, a_never_blocks);
+      ASSERT_EQ(fake_.setup()->ring_words, how.a_never_blocks);
     }
   }
 
