@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Where a `boreal bench` sweep's CPU per tuple goes on its links: per grid point (streams, wait
-mode, rate), the medians over its repeats of
+"""Where a `boreal bench` sweep's CPU per tuple goes on its links: per grid point (streams,
+medium, wait mode, rate), the medians over its repeats of
 
   tuples/frame   tuples per data frame the receiving ends delivered
   reads/tuple    read calls of the receiving ends per tuple (tcp: read(); fabric: CQ reads)
@@ -25,7 +25,7 @@ import bench_runs
 
 
 def points(lines):
-    """(streams, wait, rate label) -> list of per-run figures, in the order first seen."""
+    """(streams, medium, wait, rate label) -> list of per-run figures, in the order first seen."""
     out = {}
     for run in bench_runs.kept_runs(lines):
         bench = run["bench"]
@@ -41,7 +41,8 @@ def points(lines):
         def peak_mib(role):
             return max((n.get("max_rss_kb", 0) for n in nodes if n.get(role, 0) > 0),
                        default=0) / 1024
-        out.setdefault((streams, bench["wait"], bench["rate_label"]), []).append({
+        medium = run.get("medium", "?")
+        out.setdefault((streams, medium, bench["wait"], bench["rate_label"]), []).append({
             "tuples/frame": tuples / max(frames, 1),
             "reads/tuple": sum(s["read_calls"] for s in recv) / tuples,
             "empty/tuple": sum(s["would_block"] for s in recv) / tuples,
@@ -56,12 +57,13 @@ def points(lines):
 def table(by_point, rate=None):
     columns = ["tuples/frame", "reads/tuple", "empty/tuple", "writes/tuple", "syscalls/tuple",
                "send MiB", "recv MiB"]
-    rows = ["streams  wait      rate      " + "  ".join(f"{c:>14}" for c in columns)]
-    for (streams, wait, label), runs in sorted(by_point.items(), key=lambda kv: (kv[0][2], kv[0][0])):
+    rows = ["streams  medium      wait      rate      " + "  ".join(f"{c:>14}" for c in columns)]
+    for (streams, medium, wait, label), runs in sorted(by_point.items(),
+                                                       key=lambda kv: (kv[0][3], kv[0][1], kv[0][0])):
         if rate is not None and label != rate:
             continue
         medians = [statistics.median(r[c] for r in runs) for c in columns]
-        rows.append(f"{streams:>7}  {wait:<8}  {label:<8}  " +
+        rows.append(f"{streams:>7}  {medium:<10}  {wait:<8}  {label:<8}  " +
                     "  ".join(f"{m:>14.1f}" if c.endswith("MiB") else f"{m:>14.3f}"
                               for c, m in zip(columns, medians)))
     return "\n".join(rows) + "\n"

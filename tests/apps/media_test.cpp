@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -253,6 +254,40 @@ TEST(MixedMedia, OneNodeReceivesOverTcpAndFabricAtOnce) {
       EXPECT_EQ(link["state"], "finished") << link.dump();
     EXPECT_TRUE(read_file(output) == reference) << "rows over fabric-rma differ from the reference";
   }
+}
+
+// fabric-msg posts a window of receives per link on its receiving thread's endpoint: two
+// links of 1024 and the listener's hello slots are more than rxm's default queue (2048). The
+// receiving node sizes the queue before libfabric loads (FI_OFI_RXM_RX_SIZE), says so, and
+// both streams arrive in full.
+TEST(ManyFabricLinks, TheReceivingNodeSizesRxmsQueueForTheirWindows) {
+  const Medium msg{"fabric-msg", "tcp;ofi_rxm"};
+  if (const auto why = unavailable(msg); !why.empty()) GTEST_SKIP() << why;
+  if (std::getenv("FI_OFI_RXM_RX_SIZE") != nullptr) {
+    GTEST_SKIP() << "FI_OFI_RXM_RX_SIZE is set here, and a node leaves it as it is";
+  }
+  TempDir dir;
+  const auto output = dir.file("rows.csv");
+  const auto spec = dir.file(
+      "wide.yaml", two_streams(output, "{medium: fabric-msg, wait: block, window: 1024, "
+                                       "batch_bytes: 512}",
+                               "{rate: 200000, tuples: 40000, seed: 7}"));
+  const auto lines_path = dir.file("wide.jsonl");
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
+                       " --timeout 60 --free-ports --quiet --json " + lines_path);
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("node 'dst': FI_OFI_RXM_RX_SIZE=2112 (2 fabric-msg links into one "
+                          "thread post 2048 receives on its endpoint; rxm holds 2048 unless "
+                          "told)\n"),
+            std::string::npos)
+      << out.text;
+  EXPECT_EQ(out.text.find("node 'src': FI_OFI_RXM_RX_SIZE"), std::string::npos) << out.text;
+  const auto lines = read_json_lines(lines_path);
+  const json& summary = lines.back();
+  EXPECT_EQ(summary["tuples_received"], 60000);
+  EXPECT_EQ(summary["lost"], 0);
+  EXPECT_EQ(summary["duplicated"], 0);
+  EXPECT_EQ(summary["checksum_ok"], true);
 }
 
 // Starts `boreal run FILE --node NODE` with its output in `log`; returns its PID.

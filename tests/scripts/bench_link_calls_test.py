@@ -16,7 +16,7 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "s
 
 
 def run_line(wait, rate, streams, frames, reads, empty, writes, calls, discarded=False,
-             rss_kb=(0, 0)):
+             rss_kb=(0, 0), medium="tcp"):
     """One run of `streams` links, each delivering 100 tuples in `frames` frames; its sending
     and receiving nodes peaked at `rss_kb` (a third node sent nothing and received nothing)."""
     bench = {"wait": wait, "rate_label": rate}
@@ -36,8 +36,8 @@ def run_line(wait, rate, streams, frames, reads, empty, writes, calls, discarded
              {"node": "dst", "tuples_sent": 0, "tuples_received": 100 * streams,
               "max_rss_kb": rss_kb[1]},
              {"node": "idle", "tuples_sent": 0, "tuples_received": 0, "max_rss_kb": 999999}]
-    return json.dumps({"kind": "run", "bench": bench, "links": links, "boxes": boxes,
-                       "nodes": nodes,
+    return json.dumps({"kind": "run", "medium": medium, "bench": bench, "links": links,
+                       "boxes": boxes, "nodes": nodes,
                        "syscalls_per_tuple": {"sender": calls, "receiver": calls}})
 
 
@@ -66,17 +66,22 @@ class LinkCalls(unittest.TestCase):
             run_line("block", "100000", 1, 1, 1, 1, 1, 99.0, discarded=True),
             run_line("block", "100000", 4, 100, 500, 400, 100, 2.0, rss_kb=(1536, 2560)),
             run_line("block", "max", 4, 25, 30, 5, 25, 0.25),
+            # Another medium at a point tcp has too: a row of its own.
+            run_line("block", "100000", 4, 50, 100, 0, 50, 1.0, medium="fabric-msg",
+                     rss_kb=(4096, 5120)),
         ])
         result = self.run_script(path, "--rate", "100000")
         self.assertEqual((result.returncode, result.stderr), (0, ""))
         lines = result.stdout.splitlines()
-        self.assertEqual(len(lines), 3)
-        self.assertEqual(lines[1].split(), ["1", "block", "100000", "5.000", "0.400", "0.300",
-                                            "0.200", "3.000", "11.0", "21.0"])
-        self.assertEqual(lines[2].split(), ["4", "block", "100000", "1.000", "5.000", "4.000",
-                                            "1.000", "4.000", "1.5", "2.5"])
+        self.assertEqual(len(lines), 4)
+        self.assertEqual(lines[1].split(), ["4", "fabric-msg", "block", "100000", "2.000",
+                                            "1.000", "0.000", "0.500", "2.000", "4.0", "5.0"])
+        self.assertEqual(lines[2].split(), ["1", "tcp", "block", "100000", "5.000", "0.400",
+                                            "0.300", "0.200", "3.000", "11.0", "21.0"])
+        self.assertEqual(lines[3].split(), ["4", "tcp", "block", "100000", "1.000", "5.000",
+                                            "4.000", "1.000", "4.000", "1.5", "2.5"])
         every = self.run_script(path)
-        self.assertEqual(len(every.stdout.splitlines()), 4)
+        self.assertEqual(len(every.stdout.splitlines()), 5)
         # The same from a gzip of the file.
         with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as z:
             z.write(f.read())

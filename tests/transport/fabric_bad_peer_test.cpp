@@ -567,8 +567,9 @@ class BadPeerFixture : public ::testing::Test {
     ASSERT_EQ(a_sink_.sequences.size(), n);
   }
 
+  // The listener's name in messages: its address, with the port it got.
   [[nodiscard]] std::string local() const {
-    return "fabric://" + provider_ + "/127.0.0.1:" + std::to_string(provider_ == "shm" ? port_ : 0);
+    return "fabric://" + provider_ + "/127.0.0.1:" + std::to_string(port_);
   }
   [[nodiscard]] std::string a_prefix() const {
     return "link 'ticks' (stream 7) from fabric://" + provider_ + "/peer of " + local() + ": ";

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -174,9 +175,9 @@ class FabricTest : public ::testing::Test {
     return true;
   }
 
+  // The listener's name in messages: its address, with the port it got.
   [[nodiscard]] std::string local() const {
-    return "fabric://" + provider_ + "/127.0.0.1:" +
-           std::to_string(provider_ == "shm" ? port_ : 0);
+    return "fabric://" + provider_ + "/127.0.0.1:" + std::to_string(port_);
   }
 
   template <class Done>
@@ -1204,6 +1205,44 @@ TEST(FabricMedium, UnknownProviderIsAnErrorNamingIt) {
   ASSERT_FALSE(listener);
   EXPECT_NE(listener.error().message.find("provider 'no-such-provider'"), std::string::npos)
       << listener.error().message;
+}
+
+// fabric-msg posts a window of receives per link on the listener's one endpoint. A link whose
+// receives the provider refuses (rxm holds 2048 unless FI_OFI_RXM_RX_SIZE says otherwise) is
+// refused at set-up with what holds the queue; the links before it are untouched.
+TEST(FabricMedium, ALinkWhoseReceivesOverflowTheEndpointIsRefusedSayingWhy) {
+  if (std::getenv("FI_OFI_RXM_RX_SIZE") != nullptr) {
+    GTEST_SKIP() << "FI_OFI_RXM_RX_SIZE is set: the queue is not rxm's default";
+  }
+  EventLoop loop;
+  auto listener = FabricListener::open(loop, {"tcp;ofi_rxm", "127.0.0.1", 0});
+  if (!listener) GTEST_SKIP() << listener.error().describe();
+  auto wide = options(1024, 256);
+  wide.stream_id = 1;
+  wide.name = "first";
+  auto first = listener.value()->expect(wide, FabricTransfer::messages);
+  ASSERT_TRUE(first) << first.error().describe();
+  wide.stream_id = 2;
+  wide.name = "second";
+  auto second = listener.value()->expect(wide, FabricTransfer::messages);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().category, ErrorCategory::config);
+  EXPECT_EQ(second.error().message,
+            "link 'second' (stream 2) on fabric://tcp;ofi_rxm/127.0.0.1:" +
+                std::to_string(listener.value()->port()) +
+                ": cannot post its 1024 receives (fi_trecv (provider tcp;ofi_rxm): Resource "
+                "temporarily unavailable): provider tcp;ofi_rxm holds at most 2048 posted "
+                "receives per endpoint and this node's 4 hello slots and earlier fabric-msg "
+                "links hold 1028; fewer or smaller windows (`window`), fabric-rma, or a larger "
+                "receive queue (tcp;ofi_rxm, verbs;ofi_rxm: FI_OFI_RXM_RX_SIZE) fit them");
+  EXPECT_EQ(first.value()->state(), LinkState::connecting);
+  EXPECT_EQ(listener.value()->error(), nullptr);
+  // The refused stream stays known: its id cannot be expected a second time.
+  auto again = listener.value()->expect(wide, FabricTransfer::messages);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().message,
+            "stream 2 is expected twice on fabric://tcp;ofi_rxm/127.0.0.1:" +
+                std::to_string(listener.value()->port()));
 }
 
 }  // namespace

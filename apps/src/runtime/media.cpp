@@ -1,7 +1,10 @@
 #include "runtime/media.hpp"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <array>
+#include <map>
 #include <string>
 
 namespace boreal::runtime {
@@ -106,6 +109,37 @@ transport::LinkOptions link_options(const NetworkSpec& spec, const StreamSpec& s
     }
   }
   return options;
+}
+
+std::string size_rxm_receive_queue(const NetworkSpec& spec, const NodeSpec& self) {
+  // Posted receives per receiving thread (one endpoint each), of its fabric-msg links over rxm.
+  std::map<std::uint32_t, std::size_t> posted;
+  std::map<std::uint32_t, std::size_t> links;
+  for (const StreamSpec& stream : spec.streams) {
+    if (stream.producer_node == self.name || !stream.consumed_on(self.name)) continue;
+    if (stream.transport.medium != "fabric-msg") continue;
+    if (fabric_provider(spec, stream).find("ofi_rxm") == std::string::npos) continue;
+    const auto thread = stream_thread(spec, stream, self.name);
+    posted[thread] += stream.transport.window;
+    ++links[thread];
+  }
+  std::size_t need = 0;
+  std::size_t most_links = 0;
+  for (const auto& [thread, receives] : posted) {
+    if (receives > need) {
+      need = receives;
+      most_links = links[thread];
+    }
+  }
+  // The listener's few hello receives, with room to spare.
+  need += 64;
+  if (need <= kRxmReceiveQueue || std::getenv("FI_OFI_RXM_RX_SIZE") != nullptr) return {};
+  const std::string value = std::to_string(need);
+  ::setenv("FI_OFI_RXM_RX_SIZE", value.c_str(), 0);
+  return "FI_OFI_RXM_RX_SIZE=" + value + " (" + std::to_string(most_links) +
+         " fabric-msg links into one thread post " + std::to_string(need - 64) +
+         " receives on its endpoint; rxm holds " + std::to_string(kRxmReceiveQueue) +
+         " unless told)";
 }
 
 }  // namespace boreal::runtime

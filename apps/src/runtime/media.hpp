@@ -58,4 +58,13 @@ inline constexpr std::uint32_t kCheckpointBackupWindows = 4;
                                                   const StreamSpec& stream,
                                                   const ops::Schema& schema);
 
+// fabric-msg posts a window of receives per link on its receiving thread's endpoint, and
+// libfabric's rxm (tcp;ofi_rxm, verbs;ofi_rxm) holds kRxmReceiveQueue posted receives per
+// endpoint unless FI_OFI_RXM_RX_SIZE says otherwise, which libfabric reads when it first loads
+// its providers. Before that, in a node whose fabric-msg links into one thread need more, this
+// sets FI_OFI_RXM_RX_SIZE to what they need, unless it is set already, and says what it set
+// (empty: nothing). Called once, before the node opens anything.
+inline constexpr std::size_t kRxmReceiveQueue = 2048;  // libfabric 1.17's default (fi_info -e)
+[[nodiscard]] std::string size_rxm_receive_queue(const NetworkSpec& spec, const NodeSpec& self);
+
 }  // namespace boreal::runtime

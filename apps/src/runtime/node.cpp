@@ -11,6 +11,7 @@
 #include <boreal/transport/agent_runner.hpp>
 #include <boreal/transport/rate_estimator.hpp>
 
+#include "runtime/media.hpp"
 #include "runtime/metrics_board.hpp"
 #include "runtime/metrics_server.hpp"
 #include "runtime/metrics_text.hpp"
@@ -227,6 +228,11 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   std::chrono::milliseconds timeout = options.timeout;
   if (timeout.count() == 0) timeout = time_limit(spec, std::chrono::seconds(30));
   const auto warmup = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.warmup);
+
+  // Before anything loads libfabric's providers (media.hpp).
+  if (const auto set = size_rxm_receive_queue(spec, *self); !set.empty()) {
+    std::cerr << "node '" << self->name << "': " << set << std::endl;
+  }
 
   // Every thread's loop first: the rings between threads join two loops.
   const std::uint32_t threads = self->threads;

@@ -193,6 +193,10 @@ bool FabricContext::hardware_rma() const noexcept {
   return core == "verbs" || core == "efa";
 }
 
+std::size_t FabricContext::rx_size() const noexcept {
+  return info_ != nullptr && info_->rx_attr != nullptr ? info_->rx_attr->size : 0;
+}
+
 std::uint64_t FabricContext::remote_address(const std::byte* base) const noexcept {
   if (!(info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR)) return 0;
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(base));

@@ -140,6 +140,9 @@ class FabricContext {
   [[nodiscard]] const std::string& provider() const noexcept { return provider_; }
   [[nodiscard]] fi_addr_t peer() const noexcept { return peer_; }
   [[nodiscard]] std::size_t inject_bytes() const noexcept { return inject_bytes_; }
+  // The receives the endpoint may have posted at once, as the provider states it (rx_attr
+  // size): a provider may refuse one more with -FI_EAGAIN.
+  [[nodiscard]] std::size_t rx_size() const noexcept;
   // The largest write whose bytes land before those of a later write to the same peer
   // (FI_ORDER_WAW with max_order_waw_size; 0: no such order). fabric-rma's ring words need a
   // slot's worth (docs/transport-notes.md §1.5).

@@ -100,13 +100,18 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     const auto owner = static_cast<std::uint32_t>(links_.size() + 1);
     auto link =
         std::make_unique<FabricRecvLink>(loop_, *this, options, owner, transfer, link_index);
-    if (auto ok = link->start(); !ok) return ok.error();
+    auto started = link->start();
     if (link_index != 0) {
       by_index_[link_index] = link.get();
       ++rma_links_;
     }
-    links_.push_back(std::move(link));
-    return static_cast<RecvLink*>(links_.back().get());
+    // Kept even when it did not start: receives it did post stay on the endpoint, into its
+    // buffers, until the endpoint closes. A hello for its stream is then refused ("it
+    // failed").
+    auto& kept = *links_.emplace_back(std::move(link));
+    if (!started) return receives_refused(kept, options, transfer, started.error());
+    if (transfer == FabricTransfer::messages) posted_receives_ += options.window;
+    return static_cast<RecvLink*>(&kept);
   }
 
   int do_work() override { return progress(); }
@@ -241,6 +246,29 @@ class FabricListenerImpl final : public FabricListener, public Hub {
       if (!pending || error_ || Clock::now() >= give_up) return;
       progress();
     }
+  }
+
+  // A link's start() failed; `link` is failed with the error returned. A provider refuses a
+  // receive beyond its receive queue with -FI_EAGAIN: fabric-msg posts a window of receives
+  // per link, so many links into one node can fill it; the error then says by how much.
+  Error receives_refused(FabricRecvLink& link, const LinkOptions& options,
+                         FabricTransfer transfer, const Error& error) {
+    Error out = error;
+    if (transfer == FabricTransfer::messages && error.code == -FI_EAGAIN) {
+      out = Error{
+          ErrorCategory::config, error.code,
+          "link '" + options.name + "' (stream " + std::to_string(options.stream_id) + ") on " +
+              local_ + ": cannot post its " + std::to_string(options.window) +
+              " receives (" + error.message + "): provider " + context_->provider() +
+              " holds at most " + std::to_string(context_->rx_size()) +
+              " posted receives per endpoint and this node's " + std::to_string(kHelloSlots) +
+              " hello slots and earlier fabric-msg links hold " +
+              std::to_string(posted_receives_) +
+              "; fewer or smaller windows (`window`), fabric-rma, or a larger receive queue "
+              "(tcp;ofi_rxm, verbs;ofi_rxm: FI_OFI_RXM_RX_SIZE) fit them"};
+    }
+    link.fail_link(error);
+    return out;
   }
 
   Result<void> post_hello(std::uint32_t slot) {
@@ -378,6 +406,8 @@ class FabricListenerImpl final : public FabricListener, public Hub {
   std::array<FabricRecvLink*, kMaxRmaLinks + 1> by_index_{};  // [0] stays null
   std::uint32_t rma_links_ = 0;
   std::vector<Error> rejected_;
+  // Receives posted on the endpoint: the hello slots and every fabric-msg link's window.
+  std::size_t posted_receives_ = kHelloSlots;
   std::optional<Error> error_;
   Clock::time_point now_{};
   Clock::time_point next_tick_ = Clock::time_point::max();
@@ -407,7 +437,11 @@ Result<std::unique_ptr<FabricListener>> FabricListener::open(EventLoop& loop,
     e.message = "cannot listen on " + text + ": " + e.message;
     return e;
   }
-  auto listener = std::make_unique<FabricListenerImpl>(loop, std::move(context).value(), text);
+  // Named by the port it has: the one asked for, or the free one it got for port 0.
+  const std::uint16_t bound = local.port != 0 ? local.port : context.value()->bound_port();
+  auto listener = std::make_unique<FabricListenerImpl>(
+      loop, std::move(context).value(),
+      "fabric://" + local.provider + "/" + local.host + ":" + std::to_string(bound));
   if (auto ok = listener->start(); !ok) return ok.error();
   return std::unique_ptr<FabricListener>(std::move(listener));
 }
