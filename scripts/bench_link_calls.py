@@ -24,6 +24,13 @@ import sys
 import bench_runs
 
 
+def peak_mib(run, role):
+    """The largest peak RSS (MiB) of the run's nodes whose `role` count ("tuples_sent",
+    "tuples_received") is not zero."""
+    return max((n.get("max_rss_kb", 0) for n in run.get("nodes", []) if n.get(role, 0) > 0),
+               default=0) / 1024
+
+
 def points(lines):
     """(streams, medium, wait, rate label) -> list of per-run figures, in the order first seen."""
     out = {}
@@ -37,10 +44,6 @@ def points(lines):
         if tuples == 0:
             continue
         calls = run.get("syscalls_per_tuple", {})
-        nodes = run.get("nodes", [])
-        def peak_mib(role):
-            return max((n.get("max_rss_kb", 0) for n in nodes if n.get(role, 0) > 0),
-                       default=0) / 1024
         medium = run.get("medium", "?")
         out.setdefault((streams, medium, bench["wait"], bench["rate_label"]), []).append({
             "tuples/frame": tuples / max(frames, 1),
@@ -48,8 +51,8 @@ def points(lines):
             "empty/tuple": sum(s["would_block"] for s in recv) / tuples,
             "writes/tuple": sum(s["write_calls"] for s in send) / tuples,
             "syscalls/tuple": calls.get("sender", 0) + calls.get("receiver", 0),
-            "send MiB": peak_mib("tuples_sent"),
-            "recv MiB": peak_mib("tuples_received"),
+            "send MiB": peak_mib(run, "tuples_sent"),
+            "recv MiB": peak_mib(run, "tuples_received"),
         })
     return out
 

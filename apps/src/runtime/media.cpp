@@ -112,32 +112,32 @@ transport::LinkOptions link_options(const NetworkSpec& spec, const StreamSpec& s
 }
 
 std::string size_rxm_receive_queue(const NetworkSpec& spec, const NodeSpec& self) {
-  // Posted receives per receiving thread (one endpoint each), of its fabric-msg links over rxm.
-  std::map<std::uint32_t, std::size_t> posted;
-  std::map<std::uint32_t, std::size_t> links;
+  // Per receiving thread (one endpoint each): its fabric-msg links over rxm, and their receives.
+  struct Posted {
+    std::size_t links = 0;
+    std::size_t receives = 0;
+  };
+  std::map<std::uint32_t, Posted> by_thread;
   for (const StreamSpec& stream : spec.streams) {
     if (stream.producer_node == self.name || !stream.consumed_on(self.name)) continue;
     if (stream.transport.medium != "fabric-msg") continue;
     if (fabric_provider(spec, stream).find("ofi_rxm") == std::string::npos) continue;
-    const auto thread = stream_thread(spec, stream, self.name);
-    posted[thread] += stream.transport.window;
-    ++links[thread];
+    auto& posted = by_thread[stream_thread(spec, stream, self.name)];
+    ++posted.links;
+    posted.receives += stream.transport.window;
   }
-  std::size_t need = 0;
-  std::size_t most_links = 0;
-  for (const auto& [thread, receives] : posted) {
-    if (receives > need) {
-      need = receives;
-      most_links = links[thread];
-    }
+  Posted most;
+  for (const auto& [thread, posted] : by_thread) {
+    if (posted.receives > most.receives) most = posted;
   }
-  // The listener's few hello receives, with room to spare.
-  need += 64;
+  // Room for the listener's few hello receives, and to spare.
+  constexpr std::size_t kHelloRoom = 64;
+  const std::size_t need = most.receives + kHelloRoom;
   if (need <= kRxmReceiveQueue || std::getenv("FI_OFI_RXM_RX_SIZE") != nullptr) return {};
   const std::string value = std::to_string(need);
   ::setenv("FI_OFI_RXM_RX_SIZE", value.c_str(), 0);
-  return "FI_OFI_RXM_RX_SIZE=" + value + " (" + std::to_string(most_links) +
-         " fabric-msg links into one thread post " + std::to_string(need - 64) +
+  return "FI_OFI_RXM_RX_SIZE=" + value + " (" + std::to_string(most.links) +
+         " fabric-msg links into one thread post " + std::to_string(most.receives) +
          " receives on its endpoint; rxm holds " + std::to_string(kRxmReceiveQueue) +
          " unless told)";
 }

@@ -110,7 +110,6 @@ class FabricListenerImpl final : public FabricListener, public Hub {
     // failed").
     auto& kept = *links_.emplace_back(std::move(link));
     if (!started) return receives_refused(kept, options, transfer, started.error());
-    if (transfer == FabricTransfer::messages) posted_receives_ += options.window;
     return static_cast<RecvLink*>(&kept);
   }
 
@@ -255,6 +254,14 @@ class FabricListenerImpl final : public FabricListener, public Hub {
                          FabricTransfer transfer, const Error& error) {
     Error out = error;
     if (transfer == FabricTransfer::messages && error.code == -FI_EAGAIN) {
+      // The hello slots and the windows of the fabric-msg links that started before it.
+      std::size_t posted = kHelloSlots;
+      for (const auto& other : links_) {
+        if (other.get() != &link && other->transfer() == FabricTransfer::messages &&
+            other->state() != LinkState::failed) {
+          posted += other->options().window;
+        }
+      }
       out = Error{
           ErrorCategory::config, error.code,
           "link '" + options.name + "' (stream " + std::to_string(options.stream_id) + ") on " +
@@ -263,7 +270,7 @@ class FabricListenerImpl final : public FabricListener, public Hub {
               " holds at most " + std::to_string(context_->rx_size()) +
               " posted receives per endpoint and this node's " + std::to_string(kHelloSlots) +
               " hello slots and earlier fabric-msg links hold " +
-              std::to_string(posted_receives_) +
+              std::to_string(posted) +
               "; fewer or smaller windows (`window`), fabric-rma, or a larger receive queue "
               "(tcp;ofi_rxm, verbs;ofi_rxm: FI_OFI_RXM_RX_SIZE) fit them"};
     }
@@ -406,8 +413,6 @@ class FabricListenerImpl final : public FabricListener, public Hub {
   std::array<FabricRecvLink*, kMaxRmaLinks + 1> by_index_{};  // [0] stays null
   std::uint32_t rma_links_ = 0;
   std::vector<Error> rejected_;
-  // Receives posted on the endpoint: the hello slots and every fabric-msg link's window.
-  std::size_t posted_receives_ = kHelloSlots;
   std::optional<Error> error_;
   Clock::time_point now_{};
   Clock::time_point next_tick_ = Clock::time_point::max();
