@@ -404,7 +404,8 @@ int main(int argc, char** argv) {
   launch_cmd->add_option("--timeout", launch_timeout, "Stop the nodes after this many seconds");
   launch_cmd->add_option(
       "--json", launch_json,
-      "Write every JSON line (progress, node reports, the run summary) here; '-' = stdout");
+      "Write every JSON line (progress, node reports, the run summary) here, each as it "
+      "comes; '-' = stdout");
   launch_cmd->add_flag("--quiet", launch_quiet, "No progress lines on stderr");
   std::optional<std::uint16_t> launch_metrics_port;
   launch_cmd->add_option("--metrics-port", launch_metrics_port,

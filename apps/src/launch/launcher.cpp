@@ -63,7 +63,8 @@ void handle_line(Child& child, const std::string& line, const LaunchOptions& opt
                                  line.substr(0, 200));
     return;
   }
-  if (options.json != nullptr) *options.json << json.dump() << '\n';
+  // A line at a time, so that the file can be followed while the run goes on.
+  if (options.json != nullptr) *options.json << json.dump() << '\n' << std::flush;
   const std::string kind = json.value("kind", "");
   if (kind == "node") {
     auto report = node_report_from_json(json);
