@@ -13,23 +13,37 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: run-fuzzers.sh BUILD_DIR [SECONDS_EACH]}
 seconds=${2:-60}
-status=0
-for target in frame network_file expr; do
-  bin="$build/fuzz/${target}_fuzz"
-  work="$build/fuzz/corpus-$target"  # new inputs go here; the seeds in tests/ stay as they are
+# The targets run side by side (the machine's cores shared among them), so CI spends
+# SECONDS_EACH on all three rather than three times that.
+fuzz_one() {  # TARGET: runs it; its verdict goes to stdout, its log to build/fuzz/TARGET.log
+  local target=$1
+  local bin="$build/fuzz/${target}_fuzz"
+  local work="$build/fuzz/corpus-$target"  # new inputs go here; the seeds in tests/ stay as they are
   mkdir -p "$work"
-  seeds=("tests/fuzz/$target")
+  local seeds=("tests/fuzz/$target")
   [[ $target == network_file ]] && seeds+=(apps/examples apps/examples/nexmark)
-  log="$build/fuzz/$target.log"
+  local log="$build/fuzz/$target.log"
   if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$bin" -max_total_time="$seconds" \
       -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$build/fuzz/$target-" "$work" "${seeds[@]}" \
       > "$log" 2>&1; then
-    runs=$(grep -o 'Done [0-9]* runs' "$log" | tail -1 | grep -o '[0-9]*')
+    local runs
+    runs=$(grep -o 'Done [0-9]* runs' "$log" | tail -1 | grep -o '[0-9]*' || true)
     echo "fuzz $target: ${runs:-?} inputs in ${seconds} s, no crash"
   else
     echo "fuzz $target: FAILED (see $log):"
     grep -m 20 -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" || tail -20 "$log"
-    status=1
+    return 1
   fi
+}
+targets=(frame network_file expr)
+pids=()
+for target in "${targets[@]}"; do
+  fuzz_one "$target" > "$build/fuzz/$target.verdict" &
+  pids+=($!)
+done
+status=0
+for i in "${!targets[@]}"; do
+  wait "${pids[$i]}" || status=1
+  cat "$build/fuzz/${targets[$i]}.verdict"
 done
 exit $status
