@@ -308,6 +308,26 @@ pid_t start_node(const std::string& file, const std::string& node, const std::st
   return rc == 0 ? pid : -1;
 }
 
+// Waits (at most 30 s) until the JSON lines in `path` hold a progress line of `node` whose
+// `field` is above 0: a node that is streaming, where a fixed sleep would guess how long a busy
+// machine spends connecting. Returns whether it came.
+bool await_progress(const std::string& path, const std::string& node, const char* field) {
+  const auto seen = [&] {
+    for (const json& line : json_lines_of(read_file(path))) {
+      if (line.is_object() && line.value("kind", "") == "progress" &&
+          line.value("node", "") == node && line.value(field, 0ULL) > 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!seen() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return seen();
+}
+
 int wait_exit(pid_t pid) {
   int status = 0;
   if (::waitpid(pid, &status, 0) != pid) return -1;
@@ -361,21 +381,8 @@ TEST_P(PeerLoss, TheLinkOfADeadSenderFailsAndTheOtherLinkFinishes) {
   ASSERT_GT(doomed, 0);
   ASSERT_GT(steady, 0);
   // Kill it mid-stream: once it reports tuples sent (its link is established), not after a
-  // fixed time, which a busy machine may spend connecting. Bounded: 30 s.
-  const auto sending = [&] {
-    for (const json& line : json_lines_of(read_file(doomed_log))) {
-      if (line.is_object() && line.value("kind", "") == "progress" &&
-          line.value("tuples_sent", 0ULL) > 0) {
-        return true;
-      }
-    }
-    return false;
-  };
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!sending() && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(sending()) << read_file(doomed_log);
+  // fixed time, which a busy machine may spend connecting.
+  EXPECT_TRUE(await_progress(doomed_log, "doomed", "tuples_sent")) << read_file(doomed_log);
   ASSERT_EQ(::kill(doomed, SIGKILL), 0);  // a process this test started
   EXPECT_EQ(wait_exit(doomed), 128 + SIGKILL);
   EXPECT_EQ(wait_exit(steady), 0) << read_file(steady_log);
@@ -512,21 +519,8 @@ boxes:
   // The rogue starts once dst is receiving (its first progress line: within a second of its
   // start), so that all its hellos come while dst serves the good streams. A rogue started
   // beside the launch, with good streams of 1.5 s, reached a dst already finished under
-  // ThreadSanitizer beside other tests (2 of 3 refused, or 1). Bounded: 30 s.
-  const auto dst_receiving = [&] {
-    for (const json& line : json_lines_of(read_file(lines_path))) {
-      if (line.is_object() && line.value("kind", "") == "progress" &&
-          line.value("node", "") == "dst" && line.value("tuples_received", 0ULL) > 0) {
-        return true;
-      }
-    }
-    return false;
-  };
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!dst_receiving() && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(dst_receiving()) << read_file(lines_path);
+  // ThreadSanitizer beside other tests (2 of 3 refused, or 1).
+  EXPECT_TRUE(await_progress(lines_path, "dst", "tuples_received")) << read_file(lines_path);
   // The bad sender gets no credit and gives up by itself.
   const auto rogue = run(std::string(BOREAL_BIN) + " run " + bad_spec + " --node evil --timeout " +
                          std::to_string(rogue_s));
