@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -93,6 +95,26 @@ inline const nlohmann::json* find_kind(const std::vector<nlohmann::json>& lines,
     }
   }
   return nullptr;
+}
+
+// Waits (at most 30 s) until the JSON lines in `path` hold a progress line of `node` whose
+// `field` is above 0: a node that is streaming, where a fixed sleep would guess how long a busy
+// machine spends starting and connecting. Returns whether it came.
+inline bool await_progress(const std::string& path, const std::string& node, const char* field) {
+  const auto seen = [&] {
+    for (const nlohmann::json& line : json_lines_of(read_file(path))) {
+      if (line.is_object() && line.value("kind", "") == "progress" &&
+          line.value("node", "") == node && line.value(field, 0ULL) > 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!seen() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return seen();
 }
 
 }  // namespace boreal::test

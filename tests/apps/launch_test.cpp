@@ -5,6 +5,8 @@
 // its other links, and bad usage gets a clear message.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -371,6 +373,58 @@ TEST(Timeout, ALaunchThatRunsTooLongStopsItsNodesAndSaysSo) {
   EXPECT_LT((*sender)["tuples_sent"].get<std::uint64_t>(), 1000u);
   EXPECT_NE((*receiver)["errors"].dump().find("was stopped before its streams finished"),
             std::string::npos) << (*receiver)["errors"].dump();
+}
+
+// The PIDs of `parent`'s children, from /proc (empty when it has none or is gone).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::ifstream in("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
+                   "/children");
+  std::vector<pid_t> pids;
+  for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// A launcher stopped by SIGINT the moment its nodes exist, while they are still loading their
+// libraries (libfabric's psm provider loads libinfinipath, which installs handlers that would
+// end a node with status 1 and no word): every node still stops on its own terms and reports.
+TEST(Stop, ASignalWhileTheNodesLoadStillGetsEveryNodesReport) {
+  TempDir dir;
+  const auto spec = dir.file("net.yaml", two_nodes("{rate: 10, tuples: 1000}", "{kind: check}"));
+  const auto lines_path = dir.file("run.jsonl");
+  const auto output = dir.file("launch.out");
+  const std::string command = "exec " + std::string(BOREAL_BIN) + " launch " + spec +
+                              " --timeout 60 --free-ports --quiet --json " + lines_path + " >" +
+                              output + " 2>&1";
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t launcher = -1;
+  ASSERT_EQ(::posix_spawn(&launcher, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv),
+                          environ),
+            0);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (children_of(launcher).size() < 2 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto nodes = children_of(launcher).size();
+  ::kill(launcher, SIGINT);  // a process this test started
+  int status = 0;
+  ASSERT_EQ(::waitpid(launcher, &status, 0), launcher);
+  const std::string text = read_file(output);
+  ASSERT_EQ(nodes, 2u) << text;
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << text;
+  EXPECT_NE(text.find("boreal launch: the launcher got SIGINT and stopped the nodes"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("its error is above"), std::string::npos) << text;
+  const auto lines = read_json_lines(lines_path);
+  for (const char* node : {"src", "dst"}) {
+    const json* report = find_kind(lines, "node", node);
+    ASSERT_NE(report, nullptr) << node << "\n" << text;
+    EXPECT_NE((*report)["errors"].dump().find("node '" + std::string(node) +
+                                               "' was stopped before its streams finished"),
+              std::string::npos)
+        << (*report)["errors"].dump();
+  }
 }
 
 // Free ports are leased: while a process holds its leases no other process, and no other lease

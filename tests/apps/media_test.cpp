@@ -308,26 +308,6 @@ pid_t start_node(const std::string& file, const std::string& node, const std::st
   return rc == 0 ? pid : -1;
 }
 
-// Waits (at most 30 s) until the JSON lines in `path` hold a progress line of `node` whose
-// `field` is above 0: a node that is streaming, where a fixed sleep would guess how long a busy
-// machine spends connecting. Returns whether it came.
-bool await_progress(const std::string& path, const std::string& node, const char* field) {
-  const auto seen = [&] {
-    for (const json& line : json_lines_of(read_file(path))) {
-      if (line.is_object() && line.value("kind", "") == "progress" &&
-          line.value("node", "") == node && line.value(field, 0ULL) > 0) {
-        return true;
-      }
-    }
-    return false;
-  };
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!seen() && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return seen();
-}
-
 int wait_exit(pid_t pid) {
   int status = 0;
   if (::waitpid(pid, &status, 0) != pid) return -1;

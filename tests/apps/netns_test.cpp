@@ -261,7 +261,8 @@ TEST(Netns, SigintStopsTheNodesAndRemovesEveryNamespace) {
   Launcher launcher(dir, spec + " --netns --timeout 300 --quiet --json " + lines_path);
   ASSERT_EQ(wait_for_nodes(launcher).size(), 2u) << launcher.output();
   EXPECT_EQ(namespaces_of(launcher.pid()).size(), 3u);  // the hub and two nodes
-  std::this_thread::sleep_for(500ms);                   // the nodes are streaming
+  // The nodes are streaming: src's progress line counts tuples sent.
+  EXPECT_TRUE(await_progress(lines_path, "src", "tuples_sent")) << launcher.output();
   ASSERT_EQ(::kill(launcher.pid(), SIGINT), 0);
   const auto status = launcher.wait(30s);
   const std::string text = launcher.output();

@@ -37,12 +37,33 @@ extern "C" void on_signal(int signal) {
   g_stop.store(true);
 }
 
+// SIGINT and SIGTERM set g_stop, which `run` and `launch` watch. Installed first thing in
+// main(): libfabric's psm provider loads libinfinipath, whose constructor (before main())
+// installs handlers that make either signal end the process with status 1 and no word. Then
+// both are unblocked: `boreal launch` starts its nodes with them blocked (launcher.cpp), so
+// one sent while a node loads waits for these handlers and the node still reports.
 void install_signal_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  ::pthread_sigmask(SIG_UNBLOCK, &stops, nullptr);
+}
+
+// For the commands that do not watch g_stop: the signals' default action (the process ends
+// by the signal), taken at once for one that came while the command line was parsed.
+void restore_default_signals() {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  if (const int signal = g_signal.load(); signal != 0) ::raise(signal);
 }
 
 // Flags shared by run, launch and demo that override the network file.
@@ -224,7 +245,6 @@ int run_command(const std::string& file, std::string node, const OverrideFlags& 
   }
   JsonOut json;
   if (!json.open(json_path)) return 2;
-  install_signal_handlers();
   NodeOptions options;
   options.node = node;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
@@ -264,9 +284,8 @@ int launch_command(const std::string& file, const OverrideFlags& flags, const Ne
   options.json = json.stream;
   options.progress = quiet ? nullptr : &std::cerr;
   options.notices = &std::cerr;
-  // SIGINT and SIGTERM stop the nodes (and remove their namespaces) instead of the launcher
-  // alone.
-  install_signal_handlers();
+  // SIGINT and SIGTERM (install_signal_handlers()) stop the nodes and remove their
+  // namespaces, not the launcher alone.
   options.stop_signal = &g_signal;
   auto result = launch(*spec, options);
   if (!result) {
@@ -349,6 +368,7 @@ std::string command_line(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  install_signal_handlers();
   CLI::App app{"boreal: a distributed stream-processing engine that measures the CPU it spends "
                "per tuple.\nOperators joined by streams run on several nodes; where a stream "
                "crosses nodes it travels over a chosen medium and wait mode."};
@@ -486,6 +506,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
+  if (!run->parsed() && !launch_cmd->parsed()) restore_default_signals();
   if (run->parsed()) {
     return run_command(run_file, run_node_name, run_flags, run_addresses, run_timeout, run_json,
                        run_metrics_port);
