@@ -348,6 +348,28 @@ TEST_F(SleepWaitTest, OvershootEstimateFollowsTheTimerAndShortensTheNextSleep) {
   EXPECT_EQ(wait.stats().spins, 0u);
 }
 
+TEST_F(SleepWaitTest, WhenTheRingWouldFillWithinTheOvershootItPollsAgain) {
+  BasicSleepWait<FakeClock> wait{sleep_config()};
+  FakeClock::sleep_overshoot = 40us;
+  hints_.arrival_rate_hz = 0.0;
+  wait.idle(0, source_, hints_);  // the budget: primes the estimate at 40 µs
+  hints_.arrival_rate_hz = 1e6;
+  hints_.free_capacity = 80.0;  // 0.5 · 80 / 1e6 s = 40 µs: full by the time it would wake
+  wait.idle(0, source_, hints_);
+  hints_.free_capacity = 100.0;  // 50 µs: sleeps 50 less the 40 it expects to overshoot
+  wait.idle(0, source_, hints_);
+  EXPECT_EQ(event_log(), (std::vector<std::string>{sleep_event(200us), "relax",
+                                                   sleep_event(10us)}));
+  EXPECT_EQ(wait.stats().spins, 1u);
+  EXPECT_EQ(wait.stats().sleeps, 2u);
+  // A deadline as near is not the ring filling: the minimum sleep, as before.
+  hints_.arrival_rate_hz = 0.0;
+  hints_.deadline = FakeClock::now() + 30us;
+  wait.idle(0, source_, hints_);
+  EXPECT_EQ(FakeClock::sleeps.back(), kMinSleep);
+  EXPECT_EQ(wait.stats().spins, 1u);
+}
+
 TEST_F(SleepWaitTest, BelowTheMinimumSleepItRelaxesInstead) {
   BasicSleepWait<FakeClock> wait{sleep_config()};
   hints_.arrival_rate_hz = 1e6;
