@@ -199,12 +199,23 @@ class CountingAgent {
     post_notify(loop_);
   }
 
+  // Producer thread: waits (at most `limit`) until the agent has taken every unit produced.
+  bool await_caught_up(std::chrono::steady_clock::duration limit) const {
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (taken_.load(std::memory_order_acquire) != produced_.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
   // Agent thread.
   int do_work() {
     loop_.do_work(std::chrono::steady_clock::now());  // retires stale wake-up handlers
     const std::uint64_t produced = produced_.load(std::memory_order_acquire);
     const auto work = static_cast<int>(produced - consumed_);
     consumed_ = produced;
+    taken_.store(consumed_, std::memory_order_release);
     return work;
   }
   [[nodiscard]] bool done() const { return consumed_ >= target_; }
@@ -218,6 +229,7 @@ class CountingAgent {
   EventLoop loop_;
   std::atomic<std::uint64_t> produced_{0};
   std::uint64_t consumed_ = 0;
+  std::atomic<std::uint64_t> taken_{0};  // consumed_, for the producer's await_caught_up()
   std::uint64_t target_;
   LoadHints hints_;
 };
@@ -267,11 +279,17 @@ TEST_P(RunAgent, EveryModeSeesAllUnitsAndStops) {
   std::atomic<bool> stop{false};
   Watchdog watchdog{stop, agent.loop(), 10s};
 
-  // Bursts with pauses between them, so the agent also goes idle and sleeps or blocks.
+  // Bursts with pauses between them, so the agent also goes idle and sleeps or blocks. Each
+  // pause begins once the agent has taken the burst: an agent thread descheduled while the
+  // producer ran through every burst (ASan on a loaded CI machine) took all 2000 units without
+  // one empty poll, and so without the sleep checked below.
   std::thread producer([&] {
     for (std::uint64_t i = 0; i < kUnits; ++i) {
       agent.produce();
-      if (i % 100 == 99) std::this_thread::sleep_for(200us);
+      if (i % 100 == 99) {
+        (void)agent.await_caught_up(1s);  // the watchdog bounds the whole run
+        std::this_thread::sleep_for(200us);
+      }
     }
   });
   run_agent(agent, wait, stop);
