@@ -2,6 +2,8 @@
 // directory, and reading the JSON lines and files a run writes.
 #pragma once
 
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -116,5 +119,54 @@ inline bool await_progress(const std::string& path, const std::string& node, con
   }
   return seen();
 }
+
+#ifdef BOREAL_BIN
+// `boreal launch ARGS` as a child process, everything it prints going to a file.
+class Launcher {
+ public:
+  Launcher(const TempDir& dir, const std::string& args) : output_(dir.file("launch.out")) {
+    const std::string command = "exec " + std::string(BOREAL_BIN) + " launch " + args + " >" +
+                                output_ + " 2>&1";
+    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+    // sh execs boreal: pid_ is the launcher's PID (netns_test: its namespaces are named
+    // after it).
+    if (::posix_spawn(&pid_, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) != 0) {
+      pid_ = -1;
+    }
+  }
+  Launcher(const Launcher&) = delete;
+  Launcher& operator=(const Launcher&) = delete;
+  ~Launcher() {
+    if (pid_ > 0 && !status_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] bool running() {
+    if (status_ || pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) status_ = status;
+    return !status_;
+  }
+  // Its exit status, or nullopt when it did not exit within `limit` (it is then killed).
+  std::optional<int> wait(std::chrono::seconds limit) {
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (running()) {
+      if (std::chrono::steady_clock::now() > give_up) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!status_ || !WIFEXITED(*status_)) return std::nullopt;
+    return WEXITSTATUS(*status_);
+  }
+  [[nodiscard]] std::string output() const { return read_file(output_); }
+
+ private:
+  std::string output_;
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+#endif  // BOREAL_BIN
 
 }  // namespace boreal::test

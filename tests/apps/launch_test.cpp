@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -391,27 +390,19 @@ TEST(Stop, ASignalWhileTheNodesLoadStillGetsEveryNodesReport) {
   TempDir dir;
   const auto spec = dir.file("net.yaml", two_nodes("{rate: 10, tuples: 1000}", "{kind: check}"));
   const auto lines_path = dir.file("run.jsonl");
-  const auto output = dir.file("launch.out");
-  const std::string command = "exec " + std::string(BOREAL_BIN) + " launch " + spec +
-                              " --timeout 60 --free-ports --quiet --json " + lines_path + " >" +
-                              output + " 2>&1";
-  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-  pid_t launcher = -1;
-  ASSERT_EQ(::posix_spawn(&launcher, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv),
-                          environ),
-            0);
+  Launcher launcher(dir, spec + " --timeout 60 --free-ports --quiet --json " + lines_path);
+  ASSERT_GT(launcher.pid(), 0);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (children_of(launcher).size() < 2 && std::chrono::steady_clock::now() < give_up) {
+  while (children_of(launcher.pid()).size() < 2 && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  const auto nodes = children_of(launcher).size();
-  ::kill(launcher, SIGINT);  // a process this test started
-  int status = 0;
-  ASSERT_EQ(::waitpid(launcher, &status, 0), launcher);
-  const std::string text = read_file(output);
+  const auto nodes = children_of(launcher.pid()).size();
+  ::kill(launcher.pid(), SIGINT);  // a process this test started
+  const auto status = launcher.wait(std::chrono::seconds(60));
+  const std::string text = launcher.output();
   ASSERT_EQ(nodes, 2u) << text;
-  ASSERT_TRUE(WIFEXITED(status)) << text;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << text;
+  ASSERT_TRUE(status.has_value()) << "still running, or killed by a signal\n" << text;
+  EXPECT_EQ(*status, 1) << text;
   EXPECT_NE(text.find("boreal launch: the launcher got SIGINT and stopped the nodes"),
             std::string::npos)
       << text;

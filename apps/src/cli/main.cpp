@@ -37,17 +37,22 @@ extern "C" void on_signal(int signal) {
   g_stop.store(true);
 }
 
+// SIGINT's and SIGTERM's handler.
+void set_stop_signals(void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
 // SIGINT and SIGTERM set g_stop, which `run` and `launch` watch. Installed first thing in
 // main(): libfabric's psm provider loads libinfinipath, whose constructor (before main())
 // installs handlers that make either signal end the process with status 1 and no word. Then
 // both are unblocked: `boreal launch` starts its nodes with them blocked (launcher.cpp), so
 // one sent while a node loads waits for these handlers and the node still reports.
 void install_signal_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  set_stop_signals(on_signal);
   sigset_t stops;
   sigemptyset(&stops);
   sigaddset(&stops, SIGINT);
@@ -58,11 +63,7 @@ void install_signal_handlers() {
 // For the commands that do not watch g_stop: the signals' default action (the process ends
 // by the signal), taken at once for one that came while the command line was parsed.
 void restore_default_signals() {
-  struct sigaction action {};
-  action.sa_handler = SIG_DFL;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  set_stop_signals(SIG_DFL);
   if (const int signal = g_signal.load(); signal != 0) ::raise(signal);
 }
 
