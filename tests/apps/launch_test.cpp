@@ -383,9 +383,9 @@ std::vector<pid_t> children_of(pid_t parent) {
   return pids;
 }
 
-// A launcher stopped by SIGINT the moment its nodes exist, while they are still loading their
-// libraries (libfabric's psm provider loads libinfinipath, which installs handlers that would
-// end a node with status 1 and no word): every node still stops on its own terms and reports.
+// A launcher stopped by SIGINT the moment its nodes exist, before their handlers are in: every
+// node still stops on its own terms and reports (launcher.cpp starts them with the signals
+// blocked).
 TEST(Stop, ASignalWhileTheNodesLoadStillGetsEveryNodesReport) {
   TempDir dir;
   const auto spec = dir.file("net.yaml", two_nodes("{rate: 10, tuples: 1000}", "{kind: check}"));

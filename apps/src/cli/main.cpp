@@ -47,10 +47,10 @@ void set_stop_signals(void (*handler)(int)) {
 }
 
 // SIGINT and SIGTERM set g_stop, which `run` and `launch` watch. Installed first thing in
-// main(): libfabric's psm provider loads libinfinipath, whose constructor (before main())
-// installs handlers that make either signal end the process with status 1 and no word. Then
-// both are unblocked: `boreal launch` starts its nodes with them blocked (launcher.cpp), so
-// one sent while a node loads waits for these handlers and the node still reports.
+// main(), then both are unblocked: `boreal launch` starts its nodes with them blocked
+// (launcher.cpp), so one sent while a node starts waits for these handlers and the node still
+// reports. (libfabric, opened at the first fabric link, brings handlers of its own, which the
+// loader takes back: transport/src/fabric/fabric_library.hpp.)
 void install_signal_handlers() {
   set_stop_signals(on_signal);
   sigset_t stops;

@@ -117,9 +117,9 @@ transport::Result<Child> spawn(const std::string& node, const std::vector<std::s
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
   // The node starts with SIGINT and SIGTERM blocked and unblocks them once its own handlers
-  // are in (boreal's main()): libraries loaded before main() (libfabric's psm provider loads
-  // libinfinipath) install handlers that end the process with status 1 and no word, so a
-  // node stopped while it loaded vanished without a report. Blocked, the signal waits.
+  // are in (boreal's main()), so a node stopped before that still stops on its own terms and
+  // reports: the signal waits. (When boreal linked libfabric, libinfinipath's handlers, in
+  // before main(), ended such a node with status 1 and no word.)
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   sigset_t blocked;

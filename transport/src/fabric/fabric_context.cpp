@@ -1,4 +1,5 @@
 #include "fabric/fabric_context.hpp"
+#include "fabric/fabric_library.hpp"
 
 #include <netinet/in.h>
 #include <sched.h>
@@ -21,13 +22,13 @@ constexpr std::uint64_t kNeededCaps = FI_MSG | FI_TAGGED;
 constexpr std::size_t kCqDepth = 1024;
 
 struct InfoDeleter {
-  void operator()(fi_info* info) const noexcept { fi_freeinfo(info); }
+  void operator()(fi_info* info) const noexcept { loaded_libfabric().freeinfo(info); }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 // Hints: what boreal needs plus every mr_mode bit it can honour (docs/transport-notes.md §1.2).
 InfoPtr make_hints(const std::string& provider, bool full, bool rma, bool waw = false) {
-  InfoPtr hints(fi_allocinfo());
+  InfoPtr hints(loaded_libfabric().dupinfo(nullptr));  // fi_allocinfo()
   if (!hints) return hints;
   hints->ep_attr->type = FI_EP_RDM;
   hints->fabric_attr->prov_name = ::strdup(provider.c_str());
@@ -46,7 +47,7 @@ InfoPtr make_hints(const std::string& provider, bool full, bool rma, bool waw = 
   return hints;
 }
 
-std::string strerror_of(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
+std::string strerror_of(int rc) { return loaded_libfabric().strerror(rc < 0 ? -rc : rc); }
 
 }  // namespace
 
@@ -82,7 +83,7 @@ FabricContext::~FabricContext() {
   if (av_) fi_close(&av_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
-  if (info_) fi_freeinfo(info_);
+  if (info_) loaded_libfabric().freeinfo(info_);
 }
 
 void FabricContext::close_endpoint() noexcept {
@@ -100,12 +101,15 @@ Result<std::unique_ptr<FabricContext>> FabricContext::open(EventLoop& loop,
                                                            const std::string& host,
                                                            std::uint16_t port, bool bind_local,
                                                            Rma rma) {
+  auto library = load_libfabric();
+  if (!library) return library.error();
+  const auto getinfo = library.value()->getinfo;
   std::unique_ptr<FabricContext> context(new FabricContext(loop, provider));
   // First ask only for the provider, to tell "not here" from "lacks a capability".
   {
     auto hints = make_hints(provider, false, false);
     fi_info* found = nullptr;
-    const int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found);
+    const int rc = getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &found);
     InfoPtr any(found);
     if (rc != 0) {
       auto e = context->error("fi_getinfo", rc);
@@ -135,13 +139,13 @@ Result<std::unique_ptr<FabricContext>> FabricContext::open(EventLoop& loop,
     const auto flags = bind_local ? FI_SOURCE : 0;
     if (with_rma) {
       auto ordered = make_hints(provider, true, true, /*waw=*/true);
-      if (fi_getinfo(kApiVersion, host.c_str(), service.c_str(), flags, ordered.get(), found) ==
+      if (getinfo(kApiVersion, host.c_str(), service.c_str(), flags, ordered.get(), found) ==
           0) {
         return 0;
       }
     }
     auto hints = make_hints(provider, true, with_rma);
-    return fi_getinfo(kApiVersion, host.c_str(), service.c_str(), flags, hints.get(), found);
+    return getinfo(kApiVersion, host.c_str(), service.c_str(), flags, hints.get(), found);
   };
   fi_info* found = nullptr;
   int rc = get(rma != Rma::unwanted, &found);
@@ -215,7 +219,9 @@ Result<void> FabricContext::setup(fi_info* info, bool bind_local) {
   // TSan does see (tests/sanitizers/tsan.supp).
   if (kUnderThreadSanitizer && provider_ == "sockets") ordered_write_bytes_ = 0;
   yield_when_idle_ = info->domain_attr->data_progress == FI_PROGRESS_AUTO;
-  if (int rc = fi_fabric(info->fabric_attr, &fabric_, nullptr)) return error("fi_fabric", rc);
+  if (int rc = loaded_libfabric().fabric(info->fabric_attr, &fabric_, nullptr)) {
+    return error("fi_fabric", rc);
+  }
   if (int rc = fi_domain(fabric_, info, &domain_, nullptr)) return error("fi_domain", rc);
   fi_av_attr av_attr{};
   av_attr.type = FI_AV_TABLE;

@@ -47,6 +47,13 @@
 // Waiting: each end's completion-queue wait fd is registered in its EventLoop (fi_trywait in
 // arm()), next to sockets; a provider without one (shm) re-polls every 50 µs instead.
 //
+// libfabric: not linked, opened (dlopen) by the first make_fabric_send_link() or
+// FabricListener::open() of the process: the file named by the environment variable
+// BOREAL_LIBFABRIC, else the soname of the libfabric boreal was built against. The signal
+// handlers and CPU affinity the process had are kept (Debian's libfabric brings libinfinipath,
+// which installs handlers of its own and calibrates a clock for ~0.2 s when loaded). Where it
+// cannot be opened, that call fails with ErrorCategory::fabric naming the file and why.
+//
 // Threading: each end belongs to the thread that runs its EventLoop. Nothing blocks.
 #pragma once
 
