@@ -142,4 +142,26 @@ std::string size_rxm_receive_queue(const NetworkSpec& spec, const NodeSpec& self
          " unless told)";
 }
 
+std::string size_rxm_bounce_buffers(const NetworkSpec& spec, const NodeSpec& self) {
+  bool over_rxm = false;
+  std::map<std::uint32_t, std::size_t> windows_by_thread;
+  for (const StreamSpec& stream : spec.streams) {
+    const std::string& medium = stream.transport.medium;
+    if (medium != "fabric-msg" && medium != "fabric-rma") continue;
+    if (fabric_provider(spec, stream).find("ofi_rxm") == std::string::npos) continue;
+    if (!stream.link_end_on(self.name)) continue;
+    over_rxm = true;
+    if (stream.producer_node != self.name) {
+      windows_by_thread[stream_thread(spec, stream, self.name)] += stream.transport.window;
+    }
+  }
+  if (!over_rxm || std::getenv("FI_OFI_RXM_MSG_RX_SIZE") != nullptr) return {};
+  std::size_t most = 0;
+  for (const auto& [thread, windows] : windows_by_thread) most = std::max(most, windows);
+  const std::size_t need = std::max(kRxmMessageReceives, most + kRxmControlReceives);
+  const std::string value = std::to_string(need);
+  ::setenv("FI_OFI_RXM_MSG_RX_SIZE", value.c_str(), 0);
+  return value;
+}
+
 }  // namespace boreal::runtime

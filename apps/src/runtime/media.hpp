@@ -67,4 +67,20 @@ inline constexpr std::uint32_t kCheckpointBackupWindows = 4;
 inline constexpr std::size_t kRxmReceiveQueue = 2048;  // libfabric 1.17's default (fi_info -e)
 [[nodiscard]] std::string size_rxm_receive_queue(const NetworkSpec& spec, const NodeSpec& self);
 
+// Under each rxm endpoint over tcp, libfabric 1.17 posts FI_OFI_RXM_MSG_RX_SIZE bounce
+// buffers of 16 KiB (FI_OFI_RXM_BUFFER_SIZE) on a shared receive context, 4096 unless told:
+// ~64 MiB, and ~86 MiB resident per endpoint with its pools, where a sending endpoint takes in
+// only credit, acknowledgement and heartbeat frames, and a receiving one at most a window of
+// frames per link (each link's credit bounds what its sender has in flight), plus hellos.
+// Before libfabric loads, in a node with a fabric link over rxm, this sets
+// FI_OFI_RXM_MSG_RX_SIZE (unless it is set already) to the most any of the node's receiving
+// threads needs: the sum of its rxm links' windows plus kRxmControlReceives, and at least
+// kRxmMessageReceives, rxm's own size where it shares no receive context. A buffer short only
+// delays: the connection waits until rxm has one again. Returns the value set (empty:
+// nothing). Called once, before the node opens anything.
+inline constexpr std::size_t kRxmSharedReceives = 4096;   // libfabric 1.17's default with srx
+inline constexpr std::size_t kRxmMessageReceives = 128;   // and without
+inline constexpr std::size_t kRxmControlReceives = 64;    // hellos, heartbeats, to spare
+[[nodiscard]] std::string size_rxm_bounce_buffers(const NetworkSpec& spec, const NodeSpec& self);
+
 }  // namespace boreal::runtime

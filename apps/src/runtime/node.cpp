@@ -233,6 +233,7 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   if (const auto set = size_rxm_receive_queue(spec, *self); !set.empty()) {
     std::cerr << "node '" << self->name << "': " << set << std::endl;
   }
+  (void)size_rxm_bounce_buffers(spec, *self);
 
   // Every thread's loop first: the rings between threads join two loops.
   const std::uint32_t threads = self->threads;
