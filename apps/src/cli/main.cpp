@@ -253,7 +253,7 @@ int run_command(const std::string& file, std::string node, const OverrideFlags& 
   std::ostream& out = json.stream != nullptr ? *json.stream : std::cout;
   auto report = run_node(*spec, options, g_stop, out);
   if (!report) {
-    std::cerr << report.error().message << '\n';
+    std::cerr << report.error().message + '\n';  // one write: nodes share stderr
     return 2;
   }
   for (const auto& e : report.value().errors) std::cerr << "boreal run: " << e << '\n';
@@ -290,7 +290,7 @@ int launch_command(const std::string& file, const OverrideFlags& flags, const Ne
   options.stop_signal = &g_signal;
   auto result = launch(*spec, options);
   if (!result) {
-    std::cerr << result.error().message << '\n';
+    std::cerr << result.error().message + '\n';  // one write: nodes share stderr
     return 1;
   }
   if (result.value().summary && json.stream != &std::cout) {
@@ -335,7 +335,7 @@ int demo_command(const std::string& file, const std::vector<std::string>& modes,
     options.progress = &std::cerr;
     auto result = launch(*spec, options);
     if (!result) {
-      std::cerr << result.error().message << '\n';
+      std::cerr << result.error().message + '\n';  // one write: nodes share stderr
       return 1;
     }
     for (const auto& e : result.value().errors) std::cerr << "  " << mode << ": " << e << '\n';

@@ -14,6 +14,11 @@
 #ifndef BOREAL_LIBFABRIC_SONAME
 #error "BOREAL_LIBFABRIC_SONAME (libfabric's soname, set by transport/CMakeLists.txt) is not defined"
 #endif
+// The symbol version of each function that a link against the configured libfabric would
+// bind ("" where it could not be read: then the opened library's default).
+#ifndef BOREAL_FI_GETINFO_VERSION
+#error "BOREAL_FI_*_VERSION (set by transport/CMakeLists.txt) are not defined"
+#endif
 
 namespace boreal::transport::fabric_medium {
 namespace {
@@ -54,12 +59,14 @@ class SignalDispositions {
 };
 
 template <typename Function>
-bool find(void* handle, const char* name, Function& function, std::string& why) {
+bool find(void* handle, const char* name, const char* version, Function& function,
+          std::string& why) {
   ::dlerror();
-  void* symbol = ::dlsym(handle, name);
+  void* symbol = *version != '\0' ? ::dlvsym(handle, name, version) : ::dlsym(handle, name);
   if (symbol == nullptr) {
     const char* reason = ::dlerror();
-    why = std::string("it has no ") + name + (reason ? std::string(" (") + reason + ")" : "");
+    why = std::string("it has no ") + name + (*version != '\0' ? "@" : "") + version +
+          (reason ? std::string(" (") + reason + ")" : "");
     return false;
   }
   function = reinterpret_cast<Function>(symbol);
@@ -93,11 +100,12 @@ Result<const LibFabric*> load_libfabric() {
   }
   LibFabric library;
   std::string why;
-  const bool complete = find(handle, "fi_getinfo", library.getinfo, why) &&
-                        find(handle, "fi_freeinfo", library.freeinfo, why) &&
-                        find(handle, "fi_dupinfo", library.dupinfo, why) &&
-                        find(handle, "fi_fabric", library.fabric, why) &&
-                        find(handle, "fi_strerror", library.strerror, why);
+  const bool complete =
+      find(handle, "fi_getinfo", BOREAL_FI_GETINFO_VERSION, library.getinfo, why) &&
+      find(handle, "fi_freeinfo", BOREAL_FI_FREEINFO_VERSION, library.freeinfo, why) &&
+      find(handle, "fi_dupinfo", BOREAL_FI_DUPINFO_VERSION, library.dupinfo, why) &&
+      find(handle, "fi_fabric", BOREAL_FI_FABRIC_VERSION, library.fabric, why) &&
+      find(handle, "fi_strerror", BOREAL_FI_STRERROR_VERSION, library.strerror, why);
   if (!complete) {
     ::dlclose(handle);
     dispositions.restore();

@@ -12,8 +12,9 @@
 // the objects these return, so the headers still come from the libfabric that boreal was
 // built against. load_libfabric() opens the library (dlopen of the file named by the
 // environment variable BOREAL_LIBFABRIC, else of the soname found when boreal was configured,
-// BOREAL_LIBFABRIC_SONAME), looks the five up by name (the default version of each, the one a
-// link against the same library would bind), and lets libfabric initialise its providers once
+// BOREAL_LIBFABRIC_SONAME), looks the five up by name and version (libfabric versions its
+// symbols; the loader asks for the version a link against the configured library would have
+// bound, whose structures match the headers), and lets libfabric initialise its providers once
 // (a fi_getinfo that matches nothing). Every signal's disposition is taken before and put
 // back after, so whatever handlers the process had (boreal's own SIGINT and SIGTERM, the
 // default action of the rest, a sanitizer's) are the ones it keeps.
