@@ -81,7 +81,7 @@ TEST(FabricLibrary, IsOpenedAtTheFirstFabricUseAndLeavesSignalsAndAffinityAsThey
   ASSERT_FALSE(wrong);
   const std::string expected_start =
       "cannot listen on fabric://tcp;ofi_rxm/127.0.0.1:0: the fabric media need libfabric, and "
-      "libz.so.1 (BOREAL_LIBFABRIC) is not libfabric: it has no fi_getinfo";
+      "libz.so.1 (BOREAL_LIBFABRIC) is not a libfabric they can use: it has no fi_getinfo";
   EXPECT_EQ(wrong.error().message.substr(0, expected_start.size()), expected_start)
       << wrong.error().message;
   EXPECT_FALSE(libfabric_mapped());

@@ -110,7 +110,8 @@ Result<const LibFabric*> load_libfabric() {
     ::dlclose(handle);
     dispositions.restore();
     return fail(ErrorCategory::fabric, 0,
-                "the fabric media need libfabric, and " + named + " is not libfabric: " + why);
+                "the fabric media need libfabric, and " + named +
+                    " is not a libfabric they can use: " + why);
   }
   // Providers initialise at the first fi_getinfo (psm's may install handlers too): let that
   // happen here, with a provider name that matches nothing.
@@ -133,7 +134,5 @@ const LibFabric& loaded_libfabric() noexcept {
   assert(loaded != nullptr && "load_libfabric() must succeed before libfabric is used");
   return *loaded;
 }
-
-bool libfabric_is_loaded() noexcept { return g_loaded.load(std::memory_order_acquire) != nullptr; }
 
 }  // namespace boreal::transport::fabric_medium

@@ -44,14 +44,12 @@ struct LibFabric {
 };
 
 // The library, loaded now if it was not yet. Errors: ErrorCategory::fabric, naming the file
-// and dlopen's or dlsym's reason ("the fabric media need libfabric: cannot open
-// libfabric.so.1 (...)").
+// and dlopen's or dlvsym's reason ("the fabric media need libfabric, and libfabric.so.1
+// cannot be opened: ...", "... is not a libfabric they can use: it has no
+// fi_getinfo@FABRIC_1.3 (...)").
 [[nodiscard]] Result<const LibFabric*> load_libfabric();
 
 // The library once load_libfabric() has succeeded in this process (asserted in debug builds).
 [[nodiscard]] const LibFabric& loaded_libfabric() noexcept;
-
-// Whether load_libfabric() has succeeded in this process.
-[[nodiscard]] bool libfabric_is_loaded() noexcept;
 
 }  // namespace boreal::transport::fabric_medium
