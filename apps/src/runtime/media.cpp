@@ -111,54 +111,63 @@ transport::LinkOptions link_options(const NetworkSpec& spec, const StreamSpec& s
   return options;
 }
 
-std::string size_rxm_receive_queue(const NetworkSpec& spec, const NodeSpec& self) {
-  // Per receiving thread (one endpoint each): its fabric-msg links over rxm, and their receives.
-  struct Posted {
-    std::size_t links = 0;
-    std::size_t receives = 0;
-  };
-  std::map<std::uint32_t, Posted> by_thread;
+namespace {
+
+// A fabric stream whose provider is rxm over something (tcp;ofi_rxm, verbs;ofi_rxm).
+bool over_rxm(const NetworkSpec& spec, const StreamSpec& stream, bool with_rma) {
+  const std::string& medium = stream.transport.medium;
+  if (medium != "fabric-msg" && !(with_rma && medium == "fabric-rma")) return false;
+  return fabric_provider(spec, stream).find("ofi_rxm") != std::string::npos;
+}
+
+// The receiving thread of `self` (one endpoint each) whose links over rxm (fabric-msg, and
+// fabric-rma `with_rma`) have the largest windows summed: how many links, and that sum.
+struct RxmThread {
+  std::size_t links = 0;
+  std::size_t windows = 0;
+};
+RxmThread busiest_rxm_thread(const NetworkSpec& spec, const NodeSpec& self, bool with_rma) {
+  std::map<std::uint32_t, RxmThread> by_thread;
   for (const StreamSpec& stream : spec.streams) {
     if (stream.producer_node == self.name || !stream.consumed_on(self.name)) continue;
-    if (stream.transport.medium != "fabric-msg") continue;
-    if (fabric_provider(spec, stream).find("ofi_rxm") == std::string::npos) continue;
-    auto& posted = by_thread[stream_thread(spec, stream, self.name)];
-    ++posted.links;
-    posted.receives += stream.transport.window;
+    if (!over_rxm(spec, stream, with_rma)) continue;
+    auto& thread = by_thread[stream_thread(spec, stream, self.name)];
+    ++thread.links;
+    thread.windows += stream.transport.window;
   }
-  Posted most;
-  for (const auto& [thread, posted] : by_thread) {
-    if (posted.receives > most.receives) most = posted;
+  RxmThread most;
+  for (const auto& [index, thread] : by_thread) {
+    if (thread.windows > most.windows) most = thread;
   }
+  return most;
+}
+
+}  // namespace
+
+std::string size_rxm_receive_queue(const NetworkSpec& spec, const NodeSpec& self) {
+  // fabric-msg posts a window of receives per link.
+  const RxmThread most = busiest_rxm_thread(spec, self, /*with_rma=*/false);
   // Room for the listener's few hello receives, and to spare.
   constexpr std::size_t kHelloRoom = 64;
-  const std::size_t need = most.receives + kHelloRoom;
+  const std::size_t need = most.windows + kHelloRoom;
   if (need <= kRxmReceiveQueue || std::getenv("FI_OFI_RXM_RX_SIZE") != nullptr) return {};
   const std::string value = std::to_string(need);
   ::setenv("FI_OFI_RXM_RX_SIZE", value.c_str(), 0);
   return "FI_OFI_RXM_RX_SIZE=" + value + " (" + std::to_string(most.links) +
-         " fabric-msg links into one thread post " + std::to_string(most.receives) +
+         " fabric-msg links into one thread post " + std::to_string(most.windows) +
          " receives on its endpoint; rxm holds " + std::to_string(kRxmReceiveQueue) +
          " unless told)";
 }
 
 std::string size_rxm_bounce_buffers(const NetworkSpec& spec, const NodeSpec& self) {
-  bool over_rxm = false;
-  std::map<std::uint32_t, std::size_t> windows_by_thread;
-  for (const StreamSpec& stream : spec.streams) {
-    const std::string& medium = stream.transport.medium;
-    if (medium != "fabric-msg" && medium != "fabric-rma") continue;
-    if (fabric_provider(spec, stream).find("ofi_rxm") == std::string::npos) continue;
-    if (!stream.link_end_on(self.name)) continue;
-    over_rxm = true;
-    if (stream.producer_node != self.name) {
-      windows_by_thread[stream_thread(spec, stream, self.name)] += stream.transport.window;
-    }
-  }
-  if (!over_rxm || std::getenv("FI_OFI_RXM_MSG_RX_SIZE") != nullptr) return {};
-  std::size_t most = 0;
-  for (const auto& [thread, windows] : windows_by_thread) most = std::max(most, windows);
-  const std::size_t need = std::max(kRxmMessageReceives, most + kRxmControlReceives);
+  const bool has_rxm_link = std::any_of(spec.streams.begin(), spec.streams.end(),
+                                        [&](const StreamSpec& stream) {
+                                          return stream.link_end_on(self.name) &&
+                                                 over_rxm(spec, stream, /*with_rma=*/true);
+                                        });
+  if (!has_rxm_link || std::getenv("FI_OFI_RXM_MSG_RX_SIZE") != nullptr) return {};
+  const RxmThread most = busiest_rxm_thread(spec, self, /*with_rma=*/true);
+  const std::size_t need = std::max(kRxmMessageReceives, most.windows + kRxmControlReceives);
   const std::string value = std::to_string(need);
   ::setenv("FI_OFI_RXM_MSG_RX_SIZE", value.c_str(), 0);
   return value;

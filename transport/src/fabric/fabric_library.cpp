@@ -33,20 +33,13 @@ class SignalDispositions {
  public:
   SignalDispositions() {
     for (int signal = 1; signal < NSIG; ++signal) {
-      saved_[signal].valid = ::sigaction(signal, nullptr, &saved_[signal].action) == 0;
+      saved_[signal].valid = signal != SIGKILL && signal != SIGSTOP &&
+                             ::sigaction(signal, nullptr, &saved_[signal].action) == 0;
     }
   }
   void restore() const {
     for (int signal = 1; signal < NSIG; ++signal) {
-      if (!saved_[signal].valid || signal == SIGKILL || signal == SIGSTOP) continue;
-      struct sigaction now {};
-      if (::sigaction(signal, nullptr, &now) != 0) continue;
-      const auto& was = saved_[signal].action;
-      const bool same = now.sa_flags == was.sa_flags &&
-                        ((now.sa_flags & SA_SIGINFO)
-                             ? now.sa_sigaction == was.sa_sigaction
-                             : now.sa_handler == was.sa_handler);
-      if (!same) ::sigaction(signal, &was, nullptr);
+      if (saved_[signal].valid) ::sigaction(signal, &saved_[signal].action, nullptr);
     }
   }
 
@@ -98,7 +91,7 @@ Result<const LibFabric*> load_libfabric() {
                     " (install libfabric, on Debian libfabric1, or set BOREAL_LIBFABRIC to "
                     "the path of one)");
   }
-  LibFabric library;
+  LibFabric library{};
   std::string why;
   const bool complete =
       find(handle, "fi_getinfo", BOREAL_FI_GETINFO_VERSION, library.getinfo, why) &&
@@ -123,7 +116,6 @@ Result<const LibFabric*> load_libfabric() {
     library.freeinfo(hints);
   }
   dispositions.restore();
-  library.path = path;
   g_library = library;
   g_loaded.store(&g_library, std::memory_order_release);
   return &g_library;

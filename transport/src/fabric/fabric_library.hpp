@@ -25,7 +25,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include <rdma/fabric.h>
 
@@ -40,7 +39,6 @@ struct LibFabric {
   fi_info* (*dupinfo)(const fi_info* info);
   int (*fabric)(fi_fabric_attr* attr, fid_fabric** fabric, void* context);
   const char* (*strerror)(int errnum);
-  std::string path;  // what was opened: $BOREAL_LIBFABRIC or BOREAL_LIBFABRIC_SONAME
 };
 
 // The library, loaded now if it was not yet. Errors: ErrorCategory::fabric, naming the file
