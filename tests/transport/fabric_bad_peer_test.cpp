@@ -32,6 +32,9 @@
 #include <tuple>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -621,9 +624,33 @@ class FabricBadPeerTest : public BadPeerFixture,
       }
       gone = closed.name();
     }
+    hold_port_of(gone);
     BadPeerFixture::start(std::get<0>(GetParam()), std::get<1>(GetParam()),
                           {.answer_to = std::move(gone)});
   }
+
+  // The providers over TCP name an endpoint by its IPv4 address. Once the gone endpoint is
+  // closed its port is free, and an endpoint opened meanwhile (here, or by a test running
+  // beside this one) may get it and take the answer: a CI run under TSan once saw the answer
+  // accepted at the first try. A socket bound to the port, not listening, keeps it refusing
+  // connections until the test ends.
+  void hold_port_of(const std::vector<std::byte>& name) {
+    sockaddr_in address{};
+    if (name.size() != sizeof address) return;
+    std::memcpy(&address, name.data(), sizeof address);
+    if (address.sin_family != AF_INET) return;
+    held_port_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(held_port_, 0) << std::strerror(errno);
+    ASSERT_EQ(::bind(held_port_, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0)
+        << "cannot hold port " << ntohs(address.sin_port) << " of the closed endpoint: "
+        << std::strerror(errno);
+  }
+
+  void TearDown() override {
+    if (held_port_ >= 0) ::close(held_port_);
+  }
+
+  int held_port_ = -1;
 };
 
 TEST_P(FabricBadPeerTest, FrameWithABadChecksumFailsOnlyItsLink) {
