@@ -1,8 +1,7 @@
 // Upstream backup on the tcp medium: a sender keeps every frame until the receiver
 // acknowledges it; when the connection breaks it reconnects and replays, and the receiver
 // drops what it had already. Connections are broken by a relay between the two ends
-// (CuttingRelay), which resets both of its sockets on demand (SO_LINGER 0, so the peers see a
-// reset, not an orderly close), or refuses to relay any more.
+// (CuttingRelay, cutting_relay.hpp).
 #include <boreal/transport/event_loop.hpp>
 #include <boreal/transport/tcp_medium.hpp>
 
@@ -21,6 +20,7 @@
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 
+#include "transport/cutting_relay.hpp"
 #include "transport/tcp_test_support.hpp"
 
 namespace boreal::transport {
@@ -29,6 +29,7 @@ namespace {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 using testing::CheckingSink;
+using testing::CuttingRelay;
 using testing::Clock;
 using testing::CountingSource;
 using testing::pump_until;
@@ -36,105 +37,6 @@ using testing::pump_until;
 constexpr std::uint32_t kTupleBytes = 16;
 
 LinkOptions options() { return testing::small_link_options(1, kTupleBytes); }
-
-// Relays connections from its port to `target_port`, on its own thread. cut() resets every
-// relayed connection; refuse() also stops accepting new ones.
-class CuttingRelay {
- public:
-  explicit CuttingRelay(std::uint16_t target_port)
-      : acceptor_(context_, {asio::ip::make_address("127.0.0.1"), 0}), target_port_(target_port) {
-    accept();
-    thread_ = std::thread([this] { context_.run(); });
-  }
-  CuttingRelay(const CuttingRelay&) = delete;
-  CuttingRelay& operator=(const CuttingRelay&) = delete;
-  ~CuttingRelay() {
-    context_.stop();
-    thread_.join();
-  }
-
-  [[nodiscard]] std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
-  [[nodiscard]] int accepted() const { return accepted_.load(); }
-
-  void cut() { run_here([this] { reset_all(); }); }
-  void refuse() {
-    run_here([this] {
-      boost::system::error_code ignored;
-      acceptor_.close(ignored);
-      reset_all();
-    });
-  }
-
- private:
-  struct Pair {
-    explicit Pair(asio::io_context& context) : front(context), back(context) {}
-    tcp::socket front;  // from the sender
-    tcp::socket back;   // to the receiver
-    std::array<char, 65536> to_back{};
-    std::array<char, 65536> to_front{};
-  };
-
-  template <typename F>
-  void run_here(F f) {
-    std::promise<void> done;
-    asio::post(context_, [&] {
-      f();
-      done.set_value();
-    });
-    done.get_future().wait();
-  }
-
-  void accept() {
-    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
-      if (ec) return;
-      auto pair = std::make_shared<Pair>(context_);
-      pair->front = std::move(socket);
-      boost::system::error_code connect_ec;
-      pair->back.connect({asio::ip::make_address("127.0.0.1"), target_port_}, connect_ec);
-      if (!connect_ec) {
-        ++accepted_;
-        pairs_.push_back(pair);
-        relay(pair, pair->front, pair->back, pair->to_back);
-        relay(pair, pair->back, pair->front, pair->to_front);
-      }
-      accept();
-    });
-  }
-
-  void relay(const std::shared_ptr<Pair>& pair, tcp::socket& from, tcp::socket& to,
-             std::array<char, 65536>& buffer) {
-    from.async_read_some(asio::buffer(buffer), [this, pair, &from, &to, &buffer](
-                                                   const boost::system::error_code& ec,
-                                                   std::size_t n) {
-      if (ec) return reset(*pair);
-      asio::async_write(to, asio::buffer(buffer.data(), n),
-                        [this, pair, &from, &to, &buffer](const boost::system::error_code& wec,
-                                                          std::size_t) {
-                          if (wec) return reset(*pair);
-                          relay(pair, from, to, buffer);
-                        });
-    });
-  }
-
-  static void reset(Pair& pair) {
-    for (tcp::socket* s : {&pair.front, &pair.back}) {
-      boost::system::error_code ignored;
-      s->set_option(asio::socket_base::linger(true, 0), ignored);
-      s->close(ignored);
-    }
-  }
-  void reset_all() {
-    for (auto& pair : pairs_) reset(*pair);
-    pairs_.clear();
-  }
-
-  asio::io_context context_;
-  tcp::acceptor acceptor_;
-  std::uint16_t target_port_;
-  std::list<std::shared_ptr<Pair>> pairs_;
-  std::atomic<int> accepted_{0};
-  std::thread thread_;
-};
 
 TEST(TcpResume, ConnectionResetsMidStreamLoseAndRepeatNothing) {
   constexpr std::uint64_t kFrames = 6'000;

@@ -12,6 +12,7 @@
 
 #include <boreal/transport/tcp_medium.hpp>
 
+#include "tcp/recv_connection.hpp"
 #include "tcp/socket_io.hpp"
 #include "tcp/tcp_recv_link.hpp"
 
@@ -50,6 +51,10 @@ class TcpListenerImpl final : public TcpListener {
 
   int do_work() override {
     int work = 0;
+    // A shared connection reads for its links when they poll; here too, so that hellos on it
+    // are answered whatever its links do, and closed ones go.
+    for (auto& connection : shared_) work += connection->pump();
+    std::erase_if(shared_, [](const auto& connection) { return connection->closed(); });
     const auto now = std::chrono::steady_clock::now();
     for (auto it = pending_.begin(); it != pending_.end();) {
       const Outcome outcome = read_hello(*it);
@@ -67,6 +72,9 @@ class TcpListenerImpl final : public TcpListener {
   }
 
   bool arm() override {
+    for (auto& connection : shared_) {
+      if (!connection->arm()) return false;
+    }
     for (auto& p : pending_) {
       if (!p.wait_pending) {
         p.wait_pending = true;
@@ -162,11 +170,45 @@ class TcpListenerImpl final : public TcpListener {
       return Outcome::rejected;
     }
     const auto& h = hello.value();
+    if (header.value().sequence == kHelloOnSharedConnection) {
+      // Several links share this connection: it reads for them all, this hello included.
+      if (p.wait_pending) {
+        boost::system::error_code ignored;
+        p.socket.cancel(ignored);
+        loop_.poll_now();
+      }
+      auto& shared = shared_.emplace_back(std::make_unique<tcp_medium::RecvConnection>(
+          loop_, std::move(p.socket), p.peer, largest_frame(),
+          [this](const HelloPayload& said, std::string& problem) {
+            return match(said, problem);
+          },
+          [this](Error refused) { rejected_.push_back(std::move(refused)); }));
+      shared->take_hello(p.hello);
+      return Outcome::attached;
+    }
+    std::string problem;
+    tcp_medium::TcpRecvLink* link = match(h, problem);
+    if (link == nullptr) {
+      reject(p, problem);
+      return Outcome::rejected;
+    }
+    if (p.wait_pending) {
+      // The pending wait refers to this Pending entry; cancel it before the socket moves.
+      boost::system::error_code ignored;
+      p.socket.cancel(ignored);
+      loop_.poll_now();
+    }
+    link->attach(std::move(p.socket), p.peer, h.sender_id);
+    return Outcome::attached;
+  }
+
+  // The link a hello attaches to, or nullptr and why not.
+  tcp_medium::TcpRecvLink* match(const HelloPayload& h, std::string& problem) {
     for (auto& link : links_) {
       const auto& o = link->options();
       if (o.stream_id != h.stream_id) continue;
       const std::string stream = "stream " + std::to_string(h.stream_id) + " '" + o.name + "'";
-      std::string problem;
+      problem.clear();
       if (h.cluster_token != o.cluster_token) {
         // Checked first: a peer of another cluster learns nothing about this one's schemas.
         // The tokens themselves are not printed.
@@ -185,26 +227,23 @@ class TcpListenerImpl final : public TcpListener {
       } else if (auto why = link->refuses(h.sender_id); !why.empty()) {
         problem = stream + " cannot take this connection: " + why;
       }
-      if (!problem.empty()) {
-        reject(p, problem);
-        return Outcome::rejected;
-      }
-      if (p.wait_pending) {
-        // The pending wait refers to this Pending entry; cancel it before the socket moves.
-        boost::system::error_code ignored;
-        p.socket.cancel(ignored);
-        loop_.poll_now();
-      }
-      link->attach(std::move(p.socket), p.peer, h.sender_id);
-      return Outcome::attached;
+      return problem.empty() ? link.get() : nullptr;
     }
     std::string known;
     for (const auto& link : links_) {
       known += (known.empty() ? "" : ", ") + std::to_string(link->stream_id());
     }
-    reject(p, "unknown stream id " + std::to_string(h.stream_id) + " (this node expects " +
-                  (known.empty() ? std::string("none") : "streams " + known) + ")");
-    return Outcome::rejected;
+    problem = "unknown stream id " + std::to_string(h.stream_id) + " (this node expects " +
+              (known.empty() ? std::string("none") : "streams " + known) + ")";
+    return nullptr;
+  }
+
+  std::size_t largest_frame() const {
+    std::size_t most = 0;
+    for (const auto& link : links_) {
+      most = std::max<std::size_t>(most, link->options().max_payload_bytes);
+    }
+    return kFrameHeaderBytes + most;
   }
 
   static std::string hex64(std::uint64_t value) {
@@ -235,6 +274,9 @@ class TcpListenerImpl final : public TcpListener {
   EventLoop& loop_;
   tcp::acceptor acceptor_;
   std::vector<std::unique_ptr<tcp_medium::TcpRecvLink>> links_;
+  // Connections several links share; after links_, so that they go first (each tells its
+  // links).
+  std::vector<std::unique_ptr<tcp_medium::RecvConnection>> shared_;
   std::list<Pending> pending_;  // stable addresses: waits capture them
   std::vector<Error> rejected_;
 };

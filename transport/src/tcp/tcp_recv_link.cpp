@@ -9,6 +9,8 @@
 
 #include <boost/asio/write.hpp>
 
+#include "tcp/recv_connection.hpp"
+
 namespace boreal::transport::tcp_medium {
 
 namespace asio = boost::asio;
@@ -34,27 +36,31 @@ TcpRecvLink::TcpRecvLink(EventLoop& loop, const LinkOptions& options)
 
 TcpRecvLink::~TcpRecvLink() {
   *alive_ = false;
-  if (socket_) {
-    boost::system::error_code ignored;
-    socket_->close(ignored);
-  }
+  leave_connection();
 }
 
 std::string TcpRecvLink::refuses(std::uint32_t sender_id) const {
   if (state_ == LinkState::failed) return "it failed: " + error_->message;
   // sender id 0: a sender that never reconnects, so a second connection is a second sender.
-  if (socket_ && (sender_id == 0 || sender_id != sender_id_)) return "it is already connected";
+  if (connected() && (sender_id == 0 || sender_id != sender_id_)) return "it is already connected";
   return {};
 }
 
-void TcpRecvLink::attach(Socket socket, std::string peer, std::uint32_t sender_id) {
+void TcpRecvLink::leave_connection() {
   if (socket_) {
-    // The same sender again: its old connection is dead, whether or not this end noticed.
     boost::system::error_code ignored;
     socket_->close(ignored);
+    socket_.reset();
   }
-  if (ever_attached_) ++stats_.reconnects;
-  ever_attached_ = true;
+  if (shared_ != nullptr) {
+    shared_->detach(*this);
+    shared_ = nullptr;
+  }
+}
+
+void TcpRecvLink::attach(Socket socket, std::string peer, std::uint32_t sender_id) {
+  // The same sender again: its old connection is dead, whether or not this end noticed.
+  leave_connection();
   socket_.emplace(std::move(socket));
   read_wait_.new_connection();
   // Arrival times for the pickup report. Linux switches receive stamps on for the host in
@@ -62,6 +68,19 @@ void TcpRecvLink::attach(Socket socket, std::string peer, std::uint32_t sender_i
   // had them may come unstamped; those frames say "unknown" and the report skips them.
   const int on = 1;
   (void)::setsockopt(socket_->native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  start_connection(std::move(peer), sender_id);
+}
+
+void TcpRecvLink::attach_shared(RecvConnection& connection, std::string peer,
+                                std::uint32_t sender_id) {
+  leave_connection();
+  shared_ = &connection;
+  start_connection(std::move(peer), sender_id);
+}
+
+void TcpRecvLink::start_connection(std::string peer, std::uint32_t sender_id) {
+  if (ever_attached_) ++stats_.reconnects;
+  ever_attached_ = true;
   peer_ = std::move(peer);
   sender_id_ = sender_id;
   // A fresh connection: nothing of the old one's bytes or credit carries over.
@@ -92,11 +111,22 @@ double TcpRecvLink::free_capacity() const {
 
 int TcpRecvLink::poll(FrameSink& sink) {
   if (state_ == LinkState::failed) return 0;
-  if (!socket_) {
+  if (!connected()) {
     check_reconnect_deadline();
     return 0;
   }
   int work = 0;
+  if (shared_ != nullptr) {
+    // The connection reads for all its links (once per pass) and stages this one's frames.
+    work += shared_->pump();
+    if (state_ == LinkState::established) work += deliver(sink);
+    if (shared_ != nullptr &&
+        (state_ == LinkState::established || state_ == LinkState::finished)) {
+      queue_control(credits_.take_grant());
+      if (!control_out_.empty()) flush_control();
+    }
+    return work;
+  }
   // Nothing has arrived since the read wait was armed on an empty socket, as of this pass's
   // start (read_wait.hpp): no recvmsg() this pass.
   const bool nothing_to_read = read_wait_.skip_read();
@@ -159,7 +189,7 @@ void TcpRecvLink::queue_control(std::uint64_t grant_total) {
 
 int TcpRecvLink::keep_alive() {
   if (state_ == LinkState::failed) return 0;
-  if (!socket_) {
+  if (!connected()) {
     check_reconnect_deadline();
     return 0;
   }
@@ -174,7 +204,7 @@ void TcpRecvLink::acknowledge(std::uint64_t through) {
   acked_ = std::max(acked_, std::min(through, next_sequence_ - 1));
   // Out at once: the owner acknowledges once per checkpoint, and the last one may come just
   // before its node exits.
-  if (socket_ && acked_ > ack_sent_) {
+  if (connected() && acked_ > ack_sent_) {
     queue_control(0);
     flush_control();
   }
@@ -182,9 +212,7 @@ void TcpRecvLink::acknowledge(std::uint64_t through) {
 
 void TcpRecvLink::disconnect(const std::string& why) {
   if (sender_id_ == 0) return fail_link(ErrorCategory::closed, 0, why);
-  boost::system::error_code ignored;
-  socket_->close(ignored);
-  socket_.reset();
+  leave_connection();
   begin_ = end_ = 0;
   state_ = LinkState::connecting;
   lost_because_ = why;
@@ -319,6 +347,14 @@ int TcpRecvLink::deliver(FrameSink& sink) {
 }
 
 void TcpRecvLink::flush_control() {
+  if (shared_ != nullptr && !control_out_.empty()) {
+    shared_->queue_control(control_out_.pending());  // sent with the others' (one send)
+    control_out_.consume(control_out_.pending().size());
+    // The stream's last acknowledgement, or one its owner asked for, goes out at once: the
+    // node may exit before the connection's next pass.
+    if (state_ == LinkState::finished || options_.manual_ack) shared_->flush();
+    return;
+  }
   if (!socket_ || control_out_.empty()) return;
   boost::system::error_code ec;
   const auto pending = control_out_.pending();
@@ -340,7 +376,7 @@ void TcpRecvLink::flush_control() {
 
 bool TcpRecvLink::arm() {
   // Waiting for the sender to come back: the node's tick checks the deadline.
-  if (!socket_ || state_ == LinkState::failed) return true;
+  if (!connected() || state_ == LinkState::failed) return true;
   if (paused_ && state_ == LinkState::established && control_out_.empty()) return true;
   // Finished: only an unsent end-of-stream ack is left to wait for (below).
   if (state_ == LinkState::finished && control_out_.empty()) return true;
@@ -353,6 +389,7 @@ bool TcpRecvLink::arm() {
       return false;
     }
   }
+  if (shared_ != nullptr) return shared_->arm();
   if (peer_closed_ && state_ != LinkState::finished) return false;
   // A read wait still pending after try_arm() ran the ready handlers, on a socket seen empty
   // since it was armed: nothing has arrived since, and whatever arrives ends the block through
@@ -383,6 +420,39 @@ void TcpRecvLink::fail_link(ErrorCategory category, int code, const std::string&
     boost::system::error_code ignored;
     socket_->close(ignored);
   }
+  if (shared_ != nullptr) {
+    shared_->detach(*this);
+    shared_ = nullptr;
+  }
+}
+
+void TcpRecvLink::stage(std::span<const std::byte> frame, std::int64_t arrived_ns,
+                        std::int64_t read_ns) {
+  if (state_ != LinkState::established) return;  // finished: nothing more is taken
+  if (staging_bytes_ - end_ < frame.size() && begin_ > 0) {
+    std::memmove(staging_.get(), staging_.get() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (staging_bytes_ - end_ < frame.size()) {
+    // Room for a window of frames is always there: the sender sent beyond its credit.
+    return fail_link(ErrorCategory::protocol, 0,
+                     "sender exceeded its credit (" + std::to_string(end_ - begin_) +
+                         " bytes of frames staged, no room for the next " +
+                         std::to_string(frame.size()) + ")");
+  }
+  std::memcpy(staging_.get() + end_, frame.data(), frame.size());
+  end_ += frame.size();
+  last_arrived_ns_ = arrived_ns;
+  last_read_ns_ = read_ns;
+  if (arrived_ns != 0) pickup_.record(std::chrono::nanoseconds{read_ns - arrived_ns});
+}
+
+void TcpRecvLink::lost_shared(const std::string& why, bool broken) {
+  shared_ = nullptr;  // the connection has forgotten this link already
+  if (broken) return fail_link(ErrorCategory::protocol, 0, why);
+  if (state_ != LinkState::established) return;
+  disconnect(why + " after frame " + std::to_string(next_sequence_ - 1));
 }
 
 std::string TcpRecvLink::describe() const {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "tcp/socket_io.hpp"
 
 namespace boreal::transport::tcp_medium {
+
+class RecvConnection;
 
 // Upstream backup (docs/design.md, "Faults"): when the connection is lost before the end of
 // the stream, the link waits (state connecting) up to reconnect_timeout for its sender to come
@@ -49,9 +52,20 @@ class TcpRecvLink final : public RecvLink {
   // Takes over a connection whose hello named this stream (replacing an earlier one of the
   // same sender), says where to resume and grants the initial credit.
   void attach(Socket socket, std::string peer, std::uint32_t sender_id);
+  // The same, on a connection several links share (recv_connection.hpp).
+  void attach_shared(RecvConnection& connection, std::string peer, std::uint32_t sender_id);
   // Why a hello from `sender_id` cannot attach (empty: it can): the link failed, or another
   // sender is connected.
   [[nodiscard]] std::string refuses(std::uint32_t sender_id) const;
+  // From the shared connection: a frame of this link's stream, whole (header and payload),
+  // from a read stamped `arrived_ns` that returned at `read_ns`.
+  void stage(std::span<const std::byte> frame, std::int64_t arrived_ns, std::int64_t read_ns);
+  // The shared connection is lost; `broken`: its stream boundaries were (the link fails).
+  void lost_shared(const std::string& why, bool broken);
+  // Where a shared connection counts its system calls (RecvConnection::accountant()).
+  [[nodiscard]] LinkStats& counted_stats() noexcept { return stats_; }
+  // The shared connection is being destroyed (its listener is).
+  void drop_shared() noexcept { shared_ = nullptr; }
 
   int poll(FrameSink& sink) override;
   bool arm() override;
@@ -82,12 +96,19 @@ class TcpRecvLink final : public RecvLink {
   void check_reconnect_deadline();
   void fail_link(ErrorCategory category, int code, const std::string& what);
   [[nodiscard]] std::string describe() const;
+  [[nodiscard]] bool connected() const noexcept { return socket_.has_value() || shared_ != nullptr; }
+  // What attach() and attach_shared() share: a fresh connection's state, the resume ack and
+  // the first credit.
+  void start_connection(std::string peer, std::uint32_t sender_id);
+  // Stops using the connection it has (closes its own socket, or leaves the shared one).
+  void leave_connection();
 
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   EventLoop& loop_;
   LinkOptions options_;
   FrameLimits limits_;
-  std::optional<Socket> socket_;
+  std::optional<Socket> socket_;   // a connection of its own, or
+  RecvConnection* shared_ = nullptr;  // a shared one
   std::string peer_;
   std::size_t staging_bytes_;
   std::unique_ptr<std::byte[]> staging_;

@@ -60,6 +60,9 @@ class EventLoop final : public Waitable {
   void slept() override;
 
   [[nodiscard]] const EventLoopStats& stats() const noexcept { return stats_; }
+  // Passes begun so far (do_work() calls): what several links sharing one connection use to
+  // do its I/O once per pass (tcp/tcp_send_link.hpp).
+  [[nodiscard]] std::uint64_t passes() const noexcept { return passes_; }
 
   // Readiness. A tcp link arms a read wait when its thread blocks (or, in a pass that began
   // with a poll, before it reads), and the wait stays pending until the socket becomes

@@ -40,6 +40,13 @@ enum FrameFlag : std::uint16_t {
 };
 inline constexpr std::uint16_t kKnownFlags = 0x3F;
 
+// A hello's sequence says how its tcp connection is used: 0, by its link alone; this, by
+// several links of one sending thread, each saying hello on it (tcp_medium.hpp).
+inline constexpr std::uint64_t kHelloOnSharedConnection = 1;
+// On such a shared connection the receiver refuses one link's hello, without closing what the
+// others use, with a heartbeat of the link's stream id and this sequence.
+inline constexpr std::uint64_t kHelloRefused = ~std::uint64_t{0};
+
 // A credit frame's tuple_count is the receiver's pickup report: the p99, over its recent
 // frames, of the time from a frame's arrival at the receiving host to the receiving thread
 // reading it, in microseconds rounded up (at least 1); 0 when it has none (too few frames

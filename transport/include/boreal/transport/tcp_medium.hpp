@@ -1,4 +1,5 @@
-// The `tcp` medium: one TCP connection per link, over Boost.Asio sockets with TCP_NODELAY.
+// The `tcp` medium: one TCP connection per link (or one for several links: TcpConnections),
+// over Boost.Asio sockets with TCP_NODELAY.
 //
 // Wire: the sending end connects and sends a hello frame (stream id, schema hash, tuple
 // size, cluster token); the receiving node's listener matches it to an expected stream and
@@ -24,11 +25,37 @@ struct TcpEndpoint {
   std::uint16_t port = 0;
 };
 
+// Sending links that share connections: the links of one thread made with the same
+// TcpConnections and the same peer address travel on one TCP connection (docs/design.md, "One
+// tcp connection per pair of threads"). Each link keeps its own credit, sequence, backup and
+// failure; what several of them commit in one pass of their thread leaves in one send, so the
+// thread must call its EventLoop's do_work() at the start of every pass (as a node's threads
+// do): a shared connection does its I/O once per pass. Belongs to the thread of the links'
+// EventLoop, and must outlive nothing: the connection lives as long as a link uses it. The
+// receiving listener needs nothing: the links' hellos say the connection is shared.
+class TcpConnections {
+ public:
+  TcpConnections();
+  TcpConnections(const TcpConnections&) = delete;
+  TcpConnections& operator=(const TcpConnections&) = delete;
+  ~TcpConnections();
+
+ private:
+  friend Result<std::unique_ptr<SendLink>> make_tcp_send_link(EventLoop&, const TcpEndpoint&,
+                                                              const LinkOptions&,
+                                                              std::chrono::milliseconds,
+                                                              TcpConnections*);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // The sending end of a link to `peer`. Connects in the background, retrying refused
-// connections until `connect_timeout`, then fails with an error naming the address.
+// connections until `connect_timeout`, then fails with an error naming the address. With
+// `shared`, on the connection its other links to `peer` use (opened by the first of them).
 [[nodiscard]] Result<std::unique_ptr<SendLink>> make_tcp_send_link(
     EventLoop& loop, const TcpEndpoint& peer, const LinkOptions& options,
-    std::chrono::milliseconds connect_timeout = std::chrono::seconds(10));
+    std::chrono::milliseconds connect_timeout = std::chrono::seconds(10),
+    TcpConnections* shared = nullptr);
 
 // Accepts the connections of every link a node receives, on one port.
 class TcpListener {
