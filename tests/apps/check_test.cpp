@@ -4,6 +4,7 @@
 // a valid one exits 0 and prints its plan.
 #include "spec/network_spec.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -298,12 +299,12 @@ struct Command {
 };
 
 // Runs `boreal check FILE`, its stdout and stderr apart.
-Command check(const TempDir& dir, const std::string& file) {
+Command check(const TempDir& dir, const std::string& file, const std::string& flags = "") {
   const std::string out_path = dir.file("stdout.txt");
   const std::string err_path = dir.file("stderr.txt");
   // run() sends the command's stderr to its pipe, so the redirections go inside a subshell.
-  const auto ran = boreal::test::run("(" + std::string(BOREAL_BIN) + " check " + file + " >" +
-                                     out_path + " 2>" + err_path + ")");
+  const auto ran = boreal::test::run("(" + std::string(BOREAL_BIN) + " check " + file + flags +
+                                     " >" + out_path + " 2>" + err_path + ")");
   return {ran.status, boreal::test::read_file(out_path), boreal::test::read_file(err_path)};
 }
 
@@ -388,6 +389,19 @@ TEST(CheckCommand, AValidFileExits0AndPrintsItsPlan) {
                 "  kept (keep -> twice): seq:i64,ts:timestamp,key:i64,pad:str8 (32 bytes, derived)",
                 "  doubled (twice -> out): seq:i64,k2:i64 (16 bytes, derived)",
             }));
+}
+
+TEST(CheckCommand, ALinkOnASharedConnectionSaysSo) {
+  TempDir dir;
+  const std::string file = dir.file("net.yaml", base_with());
+  const Command ran = check(dir, file, " --connection per-thread-pair");
+  EXPECT_EQ(ran.status, 0) << ran.err;
+  const auto lines = lines_of(ran.out);
+  EXPECT_NE(std::find(lines.begin(), lines.end(),
+                      "  kept: a -> b over tcp, wait sleep, budget 200 us, flush 100 us, frames "
+                      "of 32768 bytes, window 8, connection per-thread-pair"),
+            lines.end())
+      << ran.out;
 }
 
 }  // namespace

@@ -139,6 +139,67 @@ INSTANTIATE_TEST_SUITE_P(Loopback, EveryWaitMode,
 // runtime/flush_hold.hpp: without flush_us the sender's hold is the budget less the
 // receiver's reported pickup, its own lateness and the margin (never under the half it
 // starts from); with flush_us it is that, whatever the receiver reports.
+// connection: per-thread-pair (docs/design.md, "One tcp connection per pair of threads"): the
+// three streams of one sending thread to one receiving thread travel on one connection, whose
+// system calls are counted on the first link at each end, and every stream arrives whole.
+TEST(SharedConnection, ThreeStreamsOnOneConnectionEachArriveOnceInOrder) {
+  TempDir dir;
+  std::string text =
+      "name: shared\n"
+      "schemas:\n"
+      "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
+      "nodes:\n"
+      "  - {name: src, address: \"tcp://127.0.0.1:7101\"}\n"
+      "  - {name: dst, address: \"tcp://127.0.0.1:7102\"}\n"
+      "transport: {medium: tcp, wait: block, connection: per-thread-pair}\n"
+      "boxes:\n";
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = std::to_string(i);
+    text += "  - {name: gen" + n + ", type: source, node: src, out: s" + n +
+            ", schema: tick, params: {rate: 20000, tuples: 20000, seed: " + std::to_string(7 + i) +
+            "}}\n  - {name: check" + n + ", type: sink, node: dst, in: s" + n +
+            ", schema: tick, params: {kind: check}}\n";
+  }
+  const auto spec = dir.file("net.yaml", text);
+  const auto lines_path = dir.file("run.jsonl");
+  const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
+                       " --timeout 60 --free-ports --quiet --json " + lines_path);
+  ASSERT_EQ(out.status, 0) << out.text;
+  const auto lines = read_json_lines(lines_path);
+  ASSERT_FALSE(lines.empty());
+  const json& summary = lines.back();
+  EXPECT_EQ(summary["tuples_sent"], 60000);
+  EXPECT_EQ(summary["tuples_received"], 60000);
+  EXPECT_EQ(summary["lost"], 0);
+  EXPECT_EQ(summary["duplicated"], 0);
+  EXPECT_EQ(summary["out_of_order"], 0);
+  EXPECT_EQ(summary["checksum_ok"], true);
+  EXPECT_TRUE(summary["errors"].empty()) << summary["errors"].dump();
+  const json* sender = find_kind(lines, "node", "src");
+  const json* receiver = find_kind(lines, "node", "dst");
+  ASSERT_NE(sender, nullptr);
+  ASSERT_NE(receiver, nullptr);
+  ASSERT_EQ((*sender)["links"].size(), 3u);
+  ASSERT_EQ((*receiver)["links"].size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE("link " + std::to_string(i));
+    const json& sent = (*sender)["links"][i];
+    const json& got = (*receiver)["links"][i];
+    EXPECT_EQ(sent["state"], "finished");
+    EXPECT_EQ(got["state"], "finished");
+    EXPECT_EQ(got["stats"]["tuples"], 20000);
+    const auto writes = sent["stats"]["write_calls"].get<std::uint64_t>();
+    const auto reads = got["stats"]["read_calls"].get<std::uint64_t>();
+    if (i == 0) {
+      EXPECT_GT(writes, 0u);
+      EXPECT_GT(reads, 0u);
+    } else {
+      EXPECT_EQ(writes, 0u);
+      EXPECT_EQ(reads, 0u);
+    }
+  }
+}
+
 TEST(FlushHold, TheSenderHoldsFramesForTheBudgetLessTheReceiversPickup) {
   TempDir dir;
   const std::string params = "{rate: 5000, tuples: 6000, seed: 3}";

@@ -523,6 +523,35 @@ TEST(NetworkSpecErrors, BadMedium) {
                    "fabric-msg, fabric-rma)"});
 }
 
+TEST(NetworkSpecErrors, BadConnection) {
+  EXPECT_EQ(errors_of(after_nodes("transport: {connection: shared}")),
+            Errors{"t.yaml:9:25: transport.connection: unknown connection 'shared' (valid: "
+                   "per-link, per-thread-pair)"});
+}
+
+TEST(NetworkSpec, ConnectionIsPerLinkUnlessTheTransportOrALinkSaysOtherwise) {
+  EXPECT_EQ(parse_ok(base_with()).streams[0].transport.connection, "per-link");
+  EXPECT_EQ(parse_ok(after_nodes("transport: {connection: per-thread-pair}"))
+                .streams[0]
+                .transport.connection,
+            "per-thread-pair");
+  EXPECT_EQ(parse_ok(base_with({{18, "    in: s\nlinks: [{stream: s, connection: per-thread-pair}]"}}))
+                .streams[0]
+                .transport.connection,
+            "per-thread-pair");
+}
+
+TEST(NetworkSpec, OnlyTcpLinksShareAConnection) {
+  const NetworkSpec spec =
+      parse_ok(after_nodes("transport: {medium: fabric-msg, connection: per-thread-pair}"));
+  SpecResult<void> runnable = validate_runnable(spec);
+  ASSERT_FALSE(runnable);
+  EXPECT_EQ(runnable.error().messages,
+            Errors{"t.yaml: stream 's' goes over 'fabric-msg' with connection 'per-thread-pair', "
+                   "which only tcp links share; use connection per-link"});
+  EXPECT_TRUE(validate_runnable(parse_ok(after_nodes("transport: {connection: per-thread-pair}"))));
+}
+
 TEST(NetworkSpecErrors, BadRate) {
   EXPECT_EQ(errors_of(base_with({{14, "    schema: tick\n    params: {rate: fast}"}})),
             Errors{"t.yaml:15:20: boxes[0].params.rate: expected a positive number of tuples/s, "
@@ -754,6 +783,9 @@ TEST(ApplyOverrides, EachBadFlagIsNamedInItsError) {
   };
   EXPECT_EQ(one([](Overrides& f) { f.medium = "udp"; }),
             Errors{"--medium: unknown medium 'udp' (valid: tcp, inproc, fabric-msg, fabric-rma)"});
+  EXPECT_EQ(one([](Overrides& f) { f.connection = "shared"; }),
+            Errors{"--connection: unknown connection 'shared' (valid: per-link, "
+                   "per-thread-pair)"});
   EXPECT_EQ(one([](Overrides& f) { f.wait = "nap"; }),
             Errors{"--wait: unknown wait mode 'nap' (valid: busy, block, sleep, backoff, "
                    "adaptive)"});

@@ -51,6 +51,10 @@ void BenchFlags::add_to(CLI::App& app) {
                  "Hold partly filled frames this many microseconds in every run (default: the "
                  "budget less the receiver's reported pickup, docs/design.md \"Flush\")")
       ->group("Grid");
+  app.add_option("--connection", connection,
+                 "tcp links' connections in every run: per-link (default) or per-thread-pair "
+                 "(one for the links between two threads, docs/design.md)")
+      ->group("Grid");
   app.add_option(
          "--loops", loops,
          "Event-loop strategies of the TCP study to run after the grid, or 'none' (default "
@@ -127,6 +131,7 @@ BenchGrid BenchFlags::grid(std::vector<std::string>& problems) const {
   if (warmup_s) grid.warmup = std::chrono::duration<double>(*warmup_s);
   if (latency_budget_us) grid.latency_budget_us = *latency_budget_us;
   if (flush_us) grid.flush_us = *flush_us;
+  grid.connection = connection;
   return grid;
 }
 
@@ -206,6 +211,7 @@ SoakOptions soak_options(const BenchFlags& flags, std::vector<std::string>& prob
   grid.warmup = flagged.warmup;
   grid.latency_budget_us = flagged.latency_budget_us;
   grid.flush_us = flagged.flush_us;
+  grid.connection = flagged.connection;
   for (const auto& [flag, count] :
        {std::pair<const char*, std::size_t>{"--media", grid.media.size()},
         {"--waits", grid.waits.size()},

@@ -26,6 +26,7 @@ struct BenchFlags {
   std::optional<double> duration_s, warmup_s;
   std::optional<std::int64_t> latency_budget_us;
   std::optional<std::int64_t> flush_us;
+  std::optional<std::string> connection;
   std::string file;  // the network file every run launches (main sets the demo's)
   std::string network;  // --network: any network file, measured per source event
   std::string out = "bench-out";

@@ -100,6 +100,10 @@ struct OverrideFlags {
     app.add_option("--window", values.window,
                    "Receive window in frames = initial credit (default 64)")
         ->group("Transport (overrides the file)");
+    app.add_option("--connection", values.connection,
+                   "tcp: per-link (a connection for each link; default) or per-thread-pair (one "
+                   "for all the links between two threads)")
+        ->group("Transport (overrides the file)");
     app.add_option("--rate", values.rate,
                    "Offered rate of every source: tuples/s (nexmark: events/s), 'max' or 'idle'")
         ->group("Sources (override the file)");

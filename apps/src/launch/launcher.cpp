@@ -173,6 +173,7 @@ std::vector<std::string> to_args(const Overrides& o) {
   if (o.warmup_s) add("--warmup", format_number(*o.warmup_s));
   if (o.tuple_bytes) add("--tuple-bytes", std::to_string(*o.tuple_bytes));
   if (o.window) add("--window", std::to_string(*o.window));
+  if (o.connection) add("--connection", *o.connection);
   if (o.no_output) args.emplace_back("--no-output");
   return args;
 }

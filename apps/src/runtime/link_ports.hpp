@@ -103,6 +103,9 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   // On a restart, before any rows arrive: the rows a checkpoint found waiting.
   void restore_backlog(std::span<const std::byte> rows);
 
+  // Its frames leave with the others' of its thread (flush_hold.hpp; its link shares a
+  // connection).
+  void join_wave(FlushWave* wave) noexcept { wave_ = wave; }
   [[nodiscard]] const LinkIdentity& identity() const noexcept { return identity_; }
   [[nodiscard]] const FlushHold& hold() const noexcept { return hold_; }
   [[nodiscard]] transport::SendLink& link() noexcept { return *link_; }
@@ -132,6 +135,7 @@ class LinkWriter final : public ops::BatchConsumer, public RowTarget {
   std::uint32_t tuple_bytes_;
   std::uint32_t capacity_ = 1;
   FlushHold hold_;
+  FlushWave* wave_ = nullptr;
   transport::Claim claim_;
   ops::Batch batch_;        // the source path's view of the open claim
   bool open_ = false;

@@ -14,10 +14,13 @@ using transport::ErrorCategory;
 using transport::fail;
 
 transport::Result<std::unique_ptr<transport::SendLink>> tcp_connect(
-    transport::EventLoop& loop, const NetworkSpec&, const StreamSpec&, const NodeSpec& peer,
-    std::uint32_t peer_thread, const transport::LinkOptions& options) {
+    transport::EventLoop& loop, Listeners& listeners, const NetworkSpec&,
+    const StreamSpec& stream, const NodeSpec& peer, std::uint32_t peer_thread,
+    const transport::LinkOptions& options) {
+  const bool shared = stream.transport.connection == "per-thread-pair";
   return transport::make_tcp_send_link(loop, {peer.uri.host, tcp_listen_port(peer, peer_thread)},
-                                       options);
+                                       options, std::chrono::seconds(10),
+                                       shared ? &listeners.tcp_shared : nullptr);
 }
 
 transport::Result<transport::RecvLink*> tcp_expect(transport::EventLoop& loop,
@@ -42,7 +45,7 @@ transport::Result<transport::RecvLink*> tcp_expect(transport::EventLoop& loop,
 
 template <transport::FabricTransfer kTransfer>
 transport::Result<std::unique_ptr<transport::SendLink>> fabric_connect(
-    transport::EventLoop& loop, const NetworkSpec& spec, const StreamSpec& stream,
+    transport::EventLoop& loop, Listeners&, const NetworkSpec& spec, const StreamSpec& stream,
     const NodeSpec& peer, std::uint32_t peer_thread, const transport::LinkOptions& options) {
   return transport::make_fabric_send_link(
       loop,

@@ -24,18 +24,21 @@
 
 namespace boreal::runtime {
 
-// One I/O thread's listeners, opened when the first stream that needs one is expected.
+// One I/O thread's listeners, opened when the first stream that needs one is expected, and
+// the tcp connections its sending links share (connection: per-thread-pair).
 struct Listeners {
   std::unique_ptr<transport::TcpListener> tcp;
   std::unique_ptr<transport::FabricListener> fabric;
+  transport::TcpConnections tcp_shared;
 };
 
 struct Medium {
   std::string_view name;
   // The sending end of `stream` toward node `peer`, whose thread `peer_thread` receives it.
   transport::Result<std::unique_ptr<transport::SendLink>> (*connect)(
-      transport::EventLoop& loop, const NetworkSpec& spec, const StreamSpec& stream,
-      const NodeSpec& peer, std::uint32_t peer_thread, const transport::LinkOptions& options);
+      transport::EventLoop& loop, Listeners& listeners, const NetworkSpec& spec,
+      const StreamSpec& stream, const NodeSpec& peer, std::uint32_t peer_thread,
+      const transport::LinkOptions& options);
   // The receiving end of `stream` on thread `thread` of node `self`, on that thread's
   // listener for this medium (network_spec.hpp: tcp_listen_port, fabric_listen_port).
   transport::Result<transport::RecvLink*> (*expect)(

@@ -398,8 +398,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
         options.sender_id =
             resumed_output != nullptr ? resumed_output->sender_id : random_sender_id();
       }
-      auto link = medium->connect(loop, spec, stream, *peer, stream_thread(spec, stream, peer_name),
-                                  options);
+      auto link = medium->connect(loop, graph->listeners, spec, stream, *peer,
+                                  stream_thread(spec, stream, peer_name), options);
       if (!link) return std::move(link).error();
       if (resumed_output != nullptr) {
         if (auto ok = link.value()->restore(resumed_output->frames, resumed_output->committed);
@@ -415,6 +415,11 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                        is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
           std::move(link).value(), schema_of(stream), flush_hold(spec, stream, source_only));
       if (resumed_output != nullptr) writer->restore_backlog(resumed_output->backlog);
+      if (stream.transport.medium == "tcp" &&
+          stream.transport.connection == "per-thread-pair") {
+        if (!graph->flush_wave) graph->flush_wave = std::make_unique<FlushWave>(loop);
+        writer->join_wave(graph->flush_wave.get());
+      }
       if (source_only) {
         direct.emplace(stream.name, writer.get());
       } else {
@@ -462,6 +467,11 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       const std::string name = box.outputs.size() > 1 ? box.name + ":" + out.name : box.name;
       graph->sources.push_back(std::make_unique<SourceTask>(
           name, out.name, *target, schema_of(out), *box.source, port));
+      if (auto it = direct.find(out.name); it != direct.end() && graph->flush_wave &&
+                                             out.transport.medium == "tcp" &&
+                                             out.transport.connection == "per-thread-pair") {
+        graph->sources.back()->join_wave(graph->flush_wave.get());
+      }
     }
   }
   if (thread == 0 && std::none_of(spec.boxes.begin(), spec.boxes.end(),

@@ -55,6 +55,8 @@ struct NodeGraph {
   std::uint32_t thread;
   std::vector<std::unique_ptr<transport::RecvLink>> inproc_in;  // ends from ThreadLinks
   Listeners listeners;
+  // The wave its links that share tcp connections flush in (made with the first of them).
+  std::unique_ptr<FlushWave> flush_wave;
   std::map<std::string, std::unique_ptr<StreamFanout>, std::less<>> fanouts;
   std::vector<std::unique_ptr<BoxRunner>> boxes;  // arrow order
   std::vector<std::string> box_types;             // boxes[i]'s type

@@ -197,8 +197,10 @@ int SourceTask::produce(SteadyTime now) {
   const bool time_up =
       params_.duration.count() > 0 &&
       now - t0_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(params_.duration);
-  // A paced source fills its batch when the batch must leave, not as each tuple comes due.
-  if (period_ns_ > 0 && !time_up && now < deadline()) return work;
+  // A paced source fills its batch when the batch must leave, not as each tuple comes due
+  // (or, in a wave of its thread's frames, once it could: FlushWave).
+  const auto lead = wave_ != nullptr ? wave_->lead(hold_.get()) : std::chrono::nanoseconds{0};
+  if (period_ns_ > 0 && !time_up && now + lead < deadline()) return work;
   // Units (tuples, or nexmark events) due by now.
   std::uint64_t due = params_.tuples > 0 && !nexmark_ ? params_.tuples : UINT64_MAX;
   if (period_ns_ > 0) {
@@ -235,8 +237,11 @@ int SourceTask::produce(SteadyTime now) {
     if (batch_ == nullptr && !open_batch(now)) return work;
     commit(true, now);
     ++work;
-  } else if (batch_ != nullptr && batch_->size() > 0 && now - opened_at_ >= hold_.get()) {
-    hold_.left_late(now - opened_at_ - hold_.get());
+  } else if (batch_ != nullptr && batch_->size() > 0 && now - opened_at_ + lead >= hold_.get()) {
+    if (now - opened_at_ >= hold_.get()) {
+      hold_.left_late(now - opened_at_ - hold_.get());
+      if (wave_ != nullptr) wave_->left();
+    }
     commit(false, now);
     ++work;
   }

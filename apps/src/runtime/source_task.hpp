@@ -55,6 +55,9 @@ class SourceTask {
     return nexmark_ ? units_done() : generated_;
   }
   // Which output of its box the task fills; a box's tasks are made in port order.
+  // Its frames leave with the others' of its thread (flush_hold.hpp; the stream's link shares
+  // a connection).
+  void join_wave(FlushWave* wave) noexcept { wave_ = wave; }
   [[nodiscard]] std::size_t port() const noexcept { return port_; }
   [[nodiscard]] std::uint64_t frames_sent() const noexcept { return frames_; }
   // CRC-32C of every tuple's bytes, in order.
@@ -95,6 +98,7 @@ class SourceTask {
   ops::Schema schema_;
   SourceParams params_;
   FlushHold& hold_;  // the target's
+  FlushWave* wave_ = nullptr;
   std::size_t port_;
   std::optional<ops::Generator> generator_;
   std::optional<ops::NexmarkGenerator> nexmark_;

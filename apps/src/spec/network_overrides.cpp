@@ -77,6 +77,13 @@ TransportPatch transport_patch(const Overrides& overrides, FlagErrors& errors) {
       errors.in_range<std::uint32_t>("--batch-bytes", overrides.batch_bytes, 1, kMaxU32);
   patch.flush = errors.in_range<us>("--flush-us", overrides.flush_us, 0, kMaxMicros);
   patch.window = errors.in_range<std::uint32_t>("--window", overrides.window, 1, kMaxU32);
+  if (overrides.connection) {
+    if (auto connection = parse_connection(*overrides.connection)) {
+      patch.connection = connection.value();
+    } else {
+      errors.add("--connection", connection.error().message);
+    }
+  }
   return patch;
 }
 

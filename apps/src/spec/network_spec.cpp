@@ -35,12 +35,12 @@ constexpr std::array<std::string_view, 7> kTopKeys = {
     "name", "cluster_token", "schemas", "nodes", "transport", "boxes", "links"};
 constexpr std::array<std::string_view, 4> kNodeKeys = {"name", "address", "threads",
                                                       "checkpoint"};
-constexpr std::array<std::string_view, 8> kTransportKeys = {
-    "medium", "provider", "wait", "latency_budget_us", "spin_us", "batch_bytes", "flush_us",
-    "window"};
-constexpr std::array<std::string_view, 9> kLinkKeys = {
-    "stream",  "medium",      "provider", "wait",  "latency_budget_us",
-    "spin_us", "batch_bytes", "flush_us", "window"};
+constexpr std::array<std::string_view, 9> kTransportKeys = {
+    "medium",      "provider", "wait",   "latency_budget_us", "spin_us",
+    "batch_bytes", "flush_us", "window", "connection"};
+constexpr std::array<std::string_view, 10> kLinkKeys = {
+    "stream",  "medium",      "provider", "wait",   "latency_budget_us",
+    "spin_us", "batch_bytes", "flush_us", "window", "connection"};
 constexpr std::array<std::string_view, 8> kBoxKeys = {"name", "type",   "node",   "in",
                                                       "out",  "schema", "params", "thread"};
 constexpr std::array<std::string_view, 20> kSourceParamKeys = {
@@ -315,6 +315,15 @@ TransportEntry Parser::read_transport(const YamlMapping& mapping) {
   }
   if (const YamlValue* v = mapping.find("window")) {
     if (auto n = read_int(*v, 1, kMaxU32, problems_)) patch.window = static_cast<std::uint32_t>(*n);
+  }
+  if (const YamlValue* v = mapping.find("connection")) {
+    if (auto name = read_string(*v, problems_)) {
+      if (auto connection = parse_connection(*name)) {
+        patch.connection = connection.value();
+      } else {
+        problems_.add(*v, connection.error().message);
+      }
+    }
   }
   return entry;
 }
@@ -1123,6 +1132,13 @@ SpecResult<void> validate_runnable(const NetworkSpec& spec) {
                                   " to node " + in_quotes(node) +
                                   " over 'inproc', which stays inside one process; use tcp, "
                                   "fabric-msg or fabric-rma");
+        break;
+      }
+      if (stream.transport.connection != "per-link" && stream.transport.medium != "tcp") {
+        errors.messages.push_back(spec.file_name + ": stream " + in_quotes(stream.name) +
+                                  " goes over " + in_quotes(stream.transport.medium) +
+                                  " with connection " + in_quotes(stream.transport.connection) +
+                                  ", which only tcp links share; use connection per-link");
         break;
       }
       if (!is_fabric(stream.transport.medium)) continue;

@@ -13,7 +13,7 @@
 //     - {name: src, address: "tcp://127.0.0.1:7101"}
 //   transport:                       defaults of every link; every key optional
 //     {medium: tcp, provider: "tcp;ofi_rxm", wait: sleep, latency_budget_us: 200, spin_us: 20,
-//      batch_bytes: 32768, flush_us: half the budget, window: 64}
+//      batch_bytes: 32768, flush_us: half the budget, window: 64, connection: per-link}
 //   boxes:                           required; name, type, node required
 //     - {name: gen, type: source, node: src, out: ticks, schema: tick, params: {...}}
 //   links:                           optional; stream required, then any transport key
@@ -80,6 +80,7 @@
 namespace boreal::runtime {
 
 // Media by name (docs/design.md "Transport").
+inline constexpr std::array<std::string_view, 2> kConnections = {"per-link", "per-thread-pair"};
 inline constexpr std::array<std::string_view, 4> kMedia = {"tcp", "inproc", "fabric-msg",
                                                            "fabric-rma"};
 // The libfabric provider of a fabric link that names none, and whose receiving node's address
@@ -123,6 +124,10 @@ struct TransportSpec {
   bool flush_given = false;
   std::uint32_t batch_bytes = 32768;     // largest frame payload; holds at least one tuple
   std::uint32_t window = 64;             // frames of receive credit
+  // tcp: "per-link", a connection of its own for each link, or "per-thread-pair", one for
+  // all the links from a sending thread to a receiving node's thread (docs/design.md, "One
+  // tcp connection per pair of threads").
+  std::string connection = "per-link";
 };
 
 struct NodeSpec {
@@ -346,6 +351,7 @@ struct Overrides {
   std::optional<double> warmup_s;                // --warmup (seconds not measured)
   std::optional<std::int64_t> tuple_bytes;       // --tuple-bytes
   std::optional<std::int64_t> window;            // --window
+  std::optional<std::string> connection;         // --connection
   // --no-output: sinks write no CSV files (a csv sink counts instead), so a run measures the
   // query and not the formatting of its results (bench --network does this).
   bool no_output = false;

@@ -97,7 +97,9 @@ std::string describe_plan(const NetworkSpec& spec) {
       if (is_fabric(t.medium)) out << " (provider " << fabric_provider(spec, stream) << ")";
       out << ", wait " << transport::to_string(t.wait.mode) << ", budget "
           << t.wait.latency_budget.count() << " us, flush " << t.flush.count() << " us, frames of "
-          << t.batch_bytes << " bytes, window " << t.window << "\n";
+          << t.batch_bytes << " bytes, window " << t.window;
+      if (t.connection != "per-link") out << ", connection " << t.connection;
+      out << "\n";
     }
   }
   if (!any_link) out << "  (none: every stream stays inside its node)\n";

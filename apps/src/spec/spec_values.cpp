@@ -71,6 +71,16 @@ transport::Result<std::string> parse_medium(std::string_view name) {
               "unknown medium " + in_quotes(name) + " (valid: " + valid + ")");
 }
 
+transport::Result<std::string> parse_connection(std::string_view name) {
+  std::string valid;
+  for (std::string_view connection : kConnections) {
+    if (name == connection) return std::string(connection);
+    valid.append(valid.empty() ? "" : ", ").append(connection);
+  }
+  return fail(ErrorCategory::config, 0,
+              "unknown connection " + in_quotes(name) + " (valid: " + valid + ")");
+}
+
 transport::Result<std::string> parse_provider(std::string_view name) {
   if (name.empty()) {
     return fail(ErrorCategory::config, 0,
@@ -147,6 +157,7 @@ void TransportPatch::apply_to(TransportSpec& spec) const {
   // Unless set, a partly filled frame waits half the budget; the receiver's waits get the rest.
   if (!spec.flush_given) spec.flush = spec.wait.latency_budget / 2;
   if (batch_bytes) spec.batch_bytes = *batch_bytes;
+  if (connection) spec.connection = *connection;
   if (window) spec.window = *window;
 }
 

@@ -50,6 +50,8 @@ static_assert(ops::kMaxTupleBytes <= transport::kMaxPayloadBytesEveryMedium &&
 // A libfabric provider name as `fi_info -l` prints it ("tcp;ofi_rxm", "verbs", "efa"): not
 // empty, no '/' and no white space. Whether it is present is known only when a node opens it.
 [[nodiscard]] transport::Result<std::string> parse_provider(std::string_view name);
+// One of kConnections, else "unknown connection 'x' (valid: per-link, per-thread-pair)".
+[[nodiscard]] transport::Result<std::string> parse_connection(std::string_view name);
 
 // "max" -> nullopt (as fast as credit allows); a positive finite number of tuples/s -> it.
 // Anything else: "expected a positive number of tuples/s or 'max', got 'x'".
@@ -78,6 +80,7 @@ struct TransportPatch {
   std::optional<std::chrono::microseconds> flush;
   std::optional<std::uint32_t> batch_bytes;
   std::optional<std::uint32_t> window;
+  std::optional<std::string> connection;
 
   void apply_to(TransportSpec& spec) const;
 };

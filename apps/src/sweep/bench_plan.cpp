@@ -162,6 +162,11 @@ std::vector<std::string> check(const BenchGrid& grid) {
        "--flush-us: must be positive and at most the latency budget (" +
            std::to_string(grid.latency_budget_us) + " us), got " +
            std::to_string(grid.flush_us.value_or(0)));
+  if (grid.connection) {
+    if (auto parsed = parse_connection(*grid.connection); !parsed) {
+      problems.push_back("--connection: " + parsed.error().message);
+    }
+  }
   for (const auto& medium : grid.media) {
     if (medium == "inproc") {
       problems.emplace_back(

@@ -54,6 +54,8 @@ struct BenchGrid {
   // --flush-us: every run's frames held this long; unset, the hold adapts to the receiver
   // (runtime/flush_hold.hpp).
   std::optional<std::int64_t> flush_us;
+  // --connection: how every run's tcp links connect (per-link when unset).
+  std::optional<std::string> connection;
   std::string max_wait = "block";  // calibrates the maximum when "max" is not a rate point
 };
 

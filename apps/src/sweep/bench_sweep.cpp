@@ -200,7 +200,8 @@ nlohmann::json grid_json(const BenchGrid& grid) {
           {"batch_bytes", grid.batch_bytes}, {"streams", grid.streams}, {"repeats", grid.repeats},
           {"duration_s", grid.duration.count()}, {"warmup_s", grid.warmup.count()},
           {"latency_budget_us", grid.latency_budget_us},
-          {"flush_us", grid.flush_us ? nlohmann::json(*grid.flush_us) : nlohmann::json(nullptr)}};
+          {"flush_us", grid.flush_us ? nlohmann::json(*grid.flush_us) : nlohmann::json(nullptr)},
+          {"connection", grid.connection.value_or("per-link")}};
 }
 
 }  // namespace
@@ -217,6 +218,7 @@ BenchSample run_bench_launch(const BenchOptions& options, const NetworkSpec& bas
   overrides.wait = run.wait;
   overrides.latency_budget_us = grid.latency_budget_us;
   overrides.flush_us = grid.flush_us;
+  if (group.medium == "tcp") overrides.connection = grid.connection;
   overrides.batch_bytes = group.batch_bytes;
   if (group.tuple_bytes > 0) overrides.tuple_bytes = group.tuple_bytes;
   if (grid.network) {
