@@ -16,6 +16,7 @@
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 
+#include "transport/counting_allocator.hpp"
 #include "transport/cutting_relay.hpp"
 #include "transport/tcp_test_support.hpp"
 
@@ -43,17 +44,19 @@ std::string error_of(const RecvLink& link) {
 // listener, through a relay that counts and cuts connections.
 class TcpShared : public ::testing::Test {
  protected:
-  void start(std::uint64_t frames, std::uint32_t bad_schema_stream = 0) {
+  // `relayed`: through the CuttingRelay (a thread of its own), else straight to the listener.
+  void start(std::uint64_t frames, std::uint32_t bad_schema_stream = 0, bool relayed = true) {
     listener_ = std::move(TcpListener::open(loop_, {"127.0.0.1", 0})).value();
     for (std::uint32_t id = 1; id <= kLinks; ++id) {
       recvs_.push_back(&listener_->expect(testing::small_link_options(id, kTupleBytes)));
       sinks_.push_back(std::make_unique<CheckingSink>(kTupleBytes));
     }
-    relay_ = std::make_unique<CuttingRelay>(listener_->port());
+    if (relayed) relay_ = std::make_unique<CuttingRelay>(listener_->port());
+    const std::uint16_t port = relayed ? relay_->port() : listener_->port();
     for (std::uint32_t id = 1; id <= kLinks; ++id) {
       auto options = testing::small_link_options(id, kTupleBytes);
       if (id == bad_schema_stream) options.schema_hash ^= 1;
-      sends_.push_back(std::move(make_tcp_send_link(loop_, {"127.0.0.1", relay_->port()},
+      sends_.push_back(std::move(make_tcp_send_link(loop_, {"127.0.0.1", port},
                                                     options, std::chrono::seconds(10),
                                                     &connections_))
                            .value());
@@ -126,6 +129,30 @@ TEST_F(TcpShared, LinksOfOneThreadToOnePortShareOneConnection) {
     EXPECT_EQ(recvs_[i]->stats().write_calls, 0u);
     EXPECT_EQ(recvs_[i]->stats().read_calls, 0u);
   }
+}
+
+TEST_F(TcpShared, TheSteadyDataPathAllocatesNothing) {
+  constexpr std::uint64_t kFrames = 20'000;
+  start(kFrames, /*bad_schema_stream=*/0, /*relayed=*/false);
+  // Counted from the 1000th frame of the first stream to the 1000th before its end: set-up
+  // (connect, hellos, first credit) and teardown are left out, the steady data path is not.
+  std::uint64_t allocations = 0;
+  ASSERT_TRUE(pump_until(
+      [&] {
+        const auto sent = sources_[0]->frames_sent;
+        if (sent >= 1000 && sent < kFrames - 1000) {
+          g_counting = true;
+        } else if (g_counting) {
+          g_counting = false;
+          allocations = g_allocations.exchange(0);
+        }
+        step();
+      },
+      [&] { return all(LinkState::finished); }))
+      << errors();
+  g_counting = false;
+  expect_everything_arrived_once(kFrames);
+  EXPECT_EQ(allocations, 0u) << "the steady-state data path allocated";
 }
 
 TEST_F(TcpShared, WhatAPassCommitsLeavesInOneSend) {
