@@ -13,6 +13,9 @@
 #include <tuple>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -94,20 +97,50 @@ class FabricTest : public ::testing::Test {
   // A port nobody listens on, that a listener can bind later: the socket providers learn a
   // free one from a listener they close again; shm gets a name never opened (an shm peer
   // closed in this process leaves its in-process peers pointing at freed memory).
+  // Until the listener binds it, the port is held by a plain socket bound to it and not
+  // listening (connections to it are refused, as to a closed port): freed, another endpoint
+  // (here, or in a test running beside this one) may take it meanwhile, and the listener
+  // then finds it in use.
   std::uint16_t unused_port(const std::string& provider) {
     if (provider == "shm") {
       provider_ = provider;
       return static_cast<std::uint16_t>(20000 + ::getpid() % 20000 + ++shm_ports_);
     }
-    open_listener(provider);
-    const auto port = port_;
-    listener_.reset();
-    return port;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      open_listener(provider);
+      if (IsSkipped() || HasFatalFailure()) return 0;
+      const auto port = port_;
+      listener_.reset();
+      if (hold_port(port)) return port;
+    }
+    ADD_FAILURE() << "no free port could be held for provider " << provider;
+    return 0;
   }
+
+  bool hold_port(std::uint16_t port) {
+    release_port();
+    held_port_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (held_port_ >= 0 &&
+        ::bind(held_port_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+      return true;
+    }
+    release_port();
+    return false;
+  }
+  void release_port() {
+    if (held_port_ >= 0) ::close(held_port_);
+    held_port_ = -1;
+  }
+  void TearDown() override { release_port(); }
 
   // `port`: bind that one (0: see below).
   void open_listener(const std::string& provider, std::uint16_t port = 0) {
     provider_ = provider;
+    release_port();
     // shm's addresses are names made of host:port, so it gets a port of its own choosing
     // (unique per process); the socket providers pick a free one (port 0).
     const bool named = provider == "shm" || port != 0;
@@ -236,6 +269,7 @@ class FabricTest : public ::testing::Test {
   }
 
   static inline std::uint16_t shm_ports_ = 0;
+  int held_port_ = -1;  // unused_port()'s, until open_listener()
   std::string provider_;
   std::uint16_t port_ = 0;
   EventLoop sender_loop_;
