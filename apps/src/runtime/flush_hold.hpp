@@ -31,6 +31,33 @@
 
 namespace boreal::runtime {
 
+// The frames of one thread's links that share tcp connections leave together (docs/design.md,
+// "One tcp connection per pair of threads"): once a frame leaves at its deadline, in that pass
+// of the thread and the next, a frame of another such link leaves too if it has waited at
+// least half its hold, so that one send carries what every stream gathered over about one
+// hold, where each frame at its own deadline would cost a send of its own.
+//
+// Threading: belongs to one I/O thread, as its loop does.
+class FlushWave {
+ public:
+  explicit FlushWave(const transport::EventLoop& loop) noexcept : loop_(loop) {}
+
+  // A frame left at its deadline.
+  void left() noexcept {
+    pass_ = loop_.passes();
+    begun_ = true;
+  }
+  // How much sooner than its hold a frame may leave now.
+  [[nodiscard]] std::chrono::nanoseconds lead(std::chrono::nanoseconds hold) const noexcept {
+    return begun_ && loop_.passes() - pass_ <= 1 ? hold / 2 : std::chrono::nanoseconds{0};
+  }
+
+ private:
+  const transport::EventLoop& loop_;
+  std::uint64_t pass_ = 0;
+  bool begun_ = false;
+};
+
 class FlushHold {
  public:
   // Always `flush`.
@@ -43,6 +70,17 @@ class FlushHold {
 
   [[nodiscard]] std::chrono::nanoseconds get() const noexcept { return hold_; }
   [[nodiscard]] bool adapts() const noexcept { return budget_.count() > 0; }
+
+  // Whether a frame whose first row has waited `held` leaves now: its hold ran out (how late
+  // is counted, and `wave`, if any, begins), or it is within the wave's lead.
+  bool leaves(std::chrono::nanoseconds held, FlushWave* wave) noexcept {
+    if (held >= hold_) {
+      left_late(held - hold_);
+      if (wave != nullptr) wave->left();
+      return true;
+    }
+    return wave != nullptr && held + wave->lead(hold_) >= hold_;
+  }
 
   // A frame left `late` after its hold ran out.
   void left_late(std::chrono::nanoseconds late) noexcept {
@@ -96,33 +134,6 @@ class FlushHold {
   std::uint32_t pickup_us_ = 0;
   int since_recompute_ = 0;
   std::optional<transport::RecentQuantile> late_;  // adapting holds only (its 77 counters)
-};
-
-// The frames of one thread's links that share tcp connections leave together (docs/design.md,
-// "One tcp connection per pair of threads"): once a frame leaves at its deadline, in that pass
-// of the thread and the next, a frame of another such link leaves too if it has waited at
-// least half its hold, so that one send carries what every stream gathered over about one
-// hold, where each frame at its own deadline would cost a send of its own.
-//
-// Threading: belongs to one I/O thread, as its loop does.
-class FlushWave {
- public:
-  explicit FlushWave(const transport::EventLoop& loop) noexcept : loop_(loop) {}
-
-  // A frame left at its deadline.
-  void left() noexcept {
-    pass_ = loop_.passes();
-    begun_ = true;
-  }
-  // How much sooner than its hold a frame may leave now.
-  [[nodiscard]] std::chrono::nanoseconds lead(std::chrono::nanoseconds hold) const noexcept {
-    return begun_ && loop_.passes() - pass_ <= 1 ? hold / 2 : std::chrono::nanoseconds{0};
-  }
-
- private:
-  const transport::EventLoop& loop_;
-  std::uint64_t pass_ = 0;
-  bool begun_ = false;
 };
 
 }  // namespace boreal::runtime

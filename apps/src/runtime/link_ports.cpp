@@ -150,14 +150,7 @@ int LinkWriter::pump(SteadyTime now) {
       commit_open(transport::kFlagData | transport::kFlagEndOfStream);
       ++sent;
     }
-  } else if (open_ && used_ > 0 &&
-             now - opened_at_ + (wave_ != nullptr ? wave_->lead(hold_.get())
-                                                  : std::chrono::nanoseconds{0}) >=
-                 hold_.get()) {
-    if (now - opened_at_ >= hold_.get()) {
-      hold_.left_late(now - opened_at_ - hold_.get());
-      if (wave_ != nullptr) wave_->left();
-    }
+  } else if (open_ && used_ > 0 && hold_.leaves(now - opened_at_, wave_)) {
     commit_open(transport::kFlagData);
     ++sent;
   }

@@ -237,11 +237,7 @@ int SourceTask::produce(SteadyTime now) {
     if (batch_ == nullptr && !open_batch(now)) return work;
     commit(true, now);
     ++work;
-  } else if (batch_ != nullptr && batch_->size() > 0 && now - opened_at_ + lead >= hold_.get()) {
-    if (now - opened_at_ >= hold_.get()) {
-      hold_.left_late(now - opened_at_ - hold_.get());
-      if (wave_ != nullptr) wave_->left();
-    }
+  } else if (batch_ != nullptr && batch_->size() > 0 && hold_.leaves(now - opened_at_, wave_)) {
     commit(false, now);
     ++work;
   }

@@ -72,18 +72,13 @@ int RecvConnection::pump() {
       end_ -= begin_;
       begin_ = 0;
     }
-    iovec iov{buffer_.data() + end_, buffer_.size() - end_};
-    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec))> control{};
-    msghdr message{};
-    message.msg_iov = &iov;
-    message.msg_iovlen = 1;
-    message.msg_control = control.data();
-    message.msg_controllen = control.size();
-    const ssize_t n = ::recvmsg(socket_.native_handle(), &message, MSG_DONTWAIT);
+    const std::size_t room = buffer_.size() - end_;
+    const StampedRead read = read_stamped(socket_, {buffer_.data() + end_, room});
+    const ssize_t n = read.bytes;
     LinkStats* counted = accountant();
     if (counted != nullptr) ++counted->read_calls;
     if (n < 0) {
-      const int err = errno;
+      const int err = read.error;
       if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) {
         if (counted != nullptr) ++counted->would_block;
         if (err != EINTR) read_wait_.saw(true);
@@ -98,23 +93,11 @@ int RecvConnection::pump() {
             /*broken=*/false);
       break;
     }
-    std::int64_t arrived_ns = 0;
-    std::int64_t read_ns = 0;
-    for (const cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr;
-         c = CMSG_NXTHDR(&message, const_cast<cmsghdr*>(c))) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
-      timespec arrived{};
-      std::memcpy(&arrived, CMSG_DATA(c), sizeof arrived);
-      timespec now{};
-      ::clock_gettime(CLOCK_REALTIME, &now);
-      arrived_ns = realtime_ns_of(arrived);
-      read_ns = realtime_ns_of(now);
-    }
     const auto got = static_cast<std::size_t>(n);
     end_ += got;
     ++work;
-    if (!take_frames(arrived_ns, read_ns)) break;
-    if (read_wait_.read_returned(got, iov.iov_len)) break;
+    if (!take_frames(read.arrived_ns, read.read_ns)) break;
+    if (read_wait_.read_returned(got, room)) break;
   }
   flush_control();
   return work;

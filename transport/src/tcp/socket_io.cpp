@@ -1,5 +1,11 @@
 #include "tcp/socket_io.hpp"
 
+#include <sys/socket.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <boost/asio/ip/tcp.hpp>
 
 namespace boreal::transport::tcp_medium {
@@ -19,6 +25,34 @@ Result<void> configure(Socket& socket, const std::string& what) {
     return fail(ErrorCategory::io, ec.value(), what + ": cannot set up socket: " + ec.message());
   }
   return success();
+}
+
+StampedRead read_stamped(Socket& socket, std::span<std::byte> room) {
+  iovec iov{room.data(), room.size()};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec))> control{};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  message.msg_control = control.data();
+  message.msg_controllen = control.size();
+  StampedRead read;
+  read.bytes = ::recvmsg(socket.native_handle(), &message, MSG_DONTWAIT);
+  if (read.bytes < 0) {
+    read.error = errno;
+    return read;
+  }
+  for (const cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr;
+       c = CMSG_NXTHDR(&message, const_cast<cmsghdr*>(c))) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+    timespec arrived{};
+    std::memcpy(&arrived, CMSG_DATA(c), sizeof arrived);
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    read.arrived_ns = realtime_ns_of(arrived);
+    read.read_ns = realtime_ns_of(now);
+    break;
+  }
+  return read;
 }
 
 }  // namespace boreal::transport::tcp_medium

@@ -2,8 +2,11 @@
 // fixed queue of 32-byte control frames (credit, ack) waiting to be written.
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
@@ -22,6 +25,18 @@ std::string peer_name(const Socket& socket);
 
 // TCP_NODELAY and non-blocking mode. Fails with an io Error naming `what`.
 Result<void> configure(Socket& socket, const std::string& what);
+
+// One non-blocking recvmsg() into `room` (recvmsg() rather than asio's read_some(): a socket
+// with SO_TIMESTAMPNS says when its bytes arrived in a control message). `bytes` as recvmsg()
+// returns it (-1: see `error`, the errno); `arrived_ns`, when the kernel took in the last of
+// the bytes, and `read_ns`, when the read returned, in CLOCK_REALTIME ns (0 and 0: no stamp).
+struct StampedRead {
+  ssize_t bytes = 0;
+  int error = 0;
+  std::int64_t arrived_ns = 0;
+  std::int64_t read_ns = 0;
+};
+StampedRead read_stamped(Socket& socket, std::span<std::byte> room);
 
 // Control frames have no payload, so they are encoded whole into this queue and written
 // with one send. 32 frames = 1 KiB: far more than one poll ever queues (one credit and at

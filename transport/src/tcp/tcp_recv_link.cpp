@@ -235,18 +235,12 @@ TcpRecvLink::ReadResult TcpRecvLink::read_available() {
     begin_ = 0;
   }
   if (end_ == staging_bytes_) return {};
-  // recvmsg() rather than asio's read_some(): the arrival time comes as a control message.
-  iovec iov{staging_.get() + end_, staging_bytes_ - end_};
-  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec))> control{};
-  msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-  message.msg_control = control.data();
-  message.msg_controllen = control.size();
-  const ssize_t n = ::recvmsg(socket_->native_handle(), &message, MSG_DONTWAIT);
+  const std::size_t room = staging_bytes_ - end_;
+  const StampedRead read = read_stamped(*socket_, {staging_.get() + end_, room});
+  const ssize_t n = read.bytes;
   ++stats_.read_calls;
   if (n < 0) {
-    const int err = errno;
+    const int err = read.error;
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) {
       ++stats_.would_block;
       if (err != EINTR) read_wait_.saw(true);
@@ -260,26 +254,17 @@ TcpRecvLink::ReadResult TcpRecvLink::read_available() {
     peer_closed_ = true;
     return {};
   }
-  record_pickup(message);
+  record_pickup(read.arrived_ns, read.read_ns);
   const auto got = static_cast<std::size_t>(n);
   end_ += got;
-  return {.bytes = got, .drained = read_wait_.read_returned(got, iov.iov_len)};
+  return {.bytes = got, .drained = read_wait_.read_returned(got, room)};
 }
 
-void TcpRecvLink::record_pickup(const msghdr& message) {
-  for (const cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr;
-       c = CMSG_NXTHDR(const_cast<msghdr*>(&message), const_cast<cmsghdr*>(c))) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
-    timespec arrived{};
-    std::memcpy(&arrived, CMSG_DATA(c), sizeof arrived);
-    timespec now{};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    last_arrived_ns_ = realtime_ns_of(arrived);
-    last_read_ns_ = realtime_ns_of(now);
-    pickup_.record(std::chrono::nanoseconds{last_read_ns_ - last_arrived_ns_});
-    return;
-  }
-  last_arrived_ns_ = last_read_ns_ = 0;  // no stamp: the frames it completes say "unknown"
+void TcpRecvLink::record_pickup(std::int64_t arrived_ns, std::int64_t read_ns) {
+  // No stamp (0): the frames the read completes say "unknown", and the report skips them.
+  last_arrived_ns_ = arrived_ns;
+  last_read_ns_ = read_ns;
+  if (arrived_ns != 0) pickup_.record(std::chrono::nanoseconds{read_ns - arrived_ns});
 }
 
 int TcpRecvLink::deliver(FrameSink& sink) {
@@ -443,9 +428,7 @@ void TcpRecvLink::stage(std::span<const std::byte> frame, std::int64_t arrived_n
   }
   std::memcpy(staging_.get() + end_, frame.data(), frame.size());
   end_ += frame.size();
-  last_arrived_ns_ = arrived_ns;
-  last_read_ns_ = read_ns;
-  if (arrived_ns != 0) pickup_.record(std::chrono::nanoseconds{read_ns - arrived_ns});
+  record_pickup(arrived_ns, read_ns);
 }
 
 void TcpRecvLink::lost_shared(const std::string& why, bool broken) {

@@ -86,8 +86,8 @@ class TcpRecvLink final : public RecvLink {
   };
   // Reads what the socket holds into the staging buffer.
   ReadResult read_available();
-  // Counts the pickup latency of the bytes a read returned (the arrival time in `message`).
-  void record_pickup(const msghdr& message);
+  // Counts the pickup latency of the bytes a read returned (read_stamped()'s stamps; 0: none).
+  void record_pickup(std::int64_t arrived_ns, std::int64_t read_ns);
   int deliver(FrameSink& sink);
   void flush_control();
   void queue_control(std::uint64_t now_grant);
