@@ -8,6 +8,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/asio/connect.hpp>
@@ -48,7 +49,9 @@ class TcpShared : public ::testing::Test {
   void start(std::uint64_t frames, std::uint32_t bad_schema_stream = 0, bool relayed = true) {
     listener_ = std::move(TcpListener::open(loop_, {"127.0.0.1", 0})).value();
     for (std::uint32_t id = 1; id <= kLinks; ++id) {
-      recvs_.push_back(&listener_->expect(testing::small_link_options(id, kTupleBytes)));
+      auto options = testing::small_link_options(id, kTupleBytes);
+      options.window = window_;
+      recvs_.push_back(&listener_->expect(options));
       sinks_.push_back(std::make_unique<CheckingSink>(kTupleBytes));
     }
     if (relayed) relay_ = std::make_unique<CuttingRelay>(listener_->port());
@@ -56,6 +59,7 @@ class TcpShared : public ::testing::Test {
     for (std::uint32_t id = 1; id <= kLinks; ++id) {
       auto options = testing::small_link_options(id, kTupleBytes);
       if (id == bad_schema_stream) options.schema_hash ^= 1;
+      options.window = window_;
       sends_.push_back(std::move(make_tcp_send_link(loop_, {"127.0.0.1", port},
                                                     options, std::chrono::seconds(10),
                                                     &connections_))
@@ -110,6 +114,7 @@ class TcpShared : public ::testing::Test {
   std::vector<std::unique_ptr<SendLink>> sends_;
   std::vector<std::unique_ptr<CountingSource>> sources_;
   std::uint64_t offer_limit_ = ~std::uint64_t{0};  // step() offers frames up to this many
+  std::uint32_t window_ = 16;                       // every link's, set before start()
 };
 
 TEST_F(TcpShared, LinksOfOneThreadToOnePortShareOneConnection) {
@@ -187,6 +192,53 @@ TEST_F(TcpShared, WhatAPassCommitsLeavesInOneSend) {
       << errors();
 }
 
+// A sender that outruns its receiver queues a send's worth on the connection, not a window
+// per link: once its links hold 128 committed frames not yet written
+// (SendConnection::kMostUnsentFrames), none of them takes another until the connection has
+// written, although their credit would allow it.
+TEST_F(TcpShared, LinksStopTakingFramesOnceTheConnectionHoldsASendsWorth) {
+  constexpr std::uint64_t kMostUnsent = 128;
+  window_ = 64;  // three windows of credit hold more than that
+  start(/*frames=*/1'000, /*bad_schema_stream=*/0, /*relayed=*/false);
+  offer_limit_ = 1;
+  ASSERT_TRUE(pump_until([&] { step(); },
+                         [&] {
+                           for (auto& sink : sinks_) {
+                             if (sink->frames == 0) return false;
+                           }
+                           return true;
+                         }))
+      << errors();
+  // Every link has its first frame across and the rest of its window as credit; the
+  // connection wrote what was committed. No I/O from here until every source is refused.
+  // A frame of each in turn.
+  std::uint64_t committed = 0;
+  for (bool any = true; any;) {
+    any = false;
+    for (auto& source : sources_) {
+      ASSERT_LE(source->frames_sent, 60u) << "the connection took more than it should";
+      const int took = source->offer(source->frames_sent + 1);
+      committed += static_cast<std::uint64_t>(took);
+      any = any || took > 0;
+    }
+  }
+  EXPECT_EQ(committed, kMostUnsent);
+  for (std::size_t i = 0; i < sources_.size(); ++i) {
+    EXPECT_EQ(sources_[i]->offer(), 0) << "stream " << i + 1;
+    EXPECT_EQ(sources_[i]->last_status, SendStatus::back_pressured) << "stream " << i + 1;
+    EXPECT_LT(sources_[i]->frames_sent, 64u) << "stream " << i + 1 << " ran out of credit";
+  }
+  // One pass of the connection's I/O writes them (the socket takes a few KiB): the links
+  // take frames again.
+  loop_.do_work(Clock::now());
+  for (auto& send : sends_) send->do_work();
+  EXPECT_GT(sources_[2]->offer(sources_[2]->frames_sent + 1), 0);
+  offer_limit_ = ~std::uint64_t{0};
+  ASSERT_TRUE(pump_until([&] { step(); }, [&] { return all(LinkState::finished); }))
+      << errors();
+  expect_everything_arrived_once(1'000);
+}
+
 TEST_F(TcpShared, ACutConnectionIsResumedByEveryLinkOnIt) {
   constexpr std::uint64_t kFrames = 4'000;
   start(kFrames);
@@ -240,6 +292,7 @@ class RawSharedSender {
  public:
   explicit RawSharedSender(std::uint16_t port) : socket_(context_) {
     socket_.connect({asio::ip::make_address("127.0.0.1"), port});
+    socket_.set_option(asio::ip::tcp::no_delay(true));  // each write leaves at once
   }
 
   void hello(std::uint32_t stream) {
@@ -264,7 +317,13 @@ class RawSharedSender {
   // Frame `sequence` of `stream`: one tuple, numbered sequence - 1; `corrupt` flips a byte
   // of its payload after the checksum was taken.
   void frame(std::uint32_t stream, std::uint64_t sequence, bool corrupt = false) {
-    std::array<std::byte, kFrameHeaderBytes + kTupleBytes> bytes{};
+    raw(frame_bytes(stream, sequence, corrupt));
+  }
+
+  using FrameBytes = std::array<std::byte, kFrameHeaderBytes + kTupleBytes>;
+  static FrameBytes frame_bytes(std::uint32_t stream, std::uint64_t sequence,
+                                bool corrupt = false) {
+    FrameBytes bytes{};
     testing::fill_tuple(bytes.data() + kFrameHeaderBytes, kTupleBytes, sequence - 1);
     encode_header({.flags = kFlagData,
                    .stream_id = stream,
@@ -274,7 +333,7 @@ class RawSharedSender {
                   std::span<const std::byte>(bytes.data() + kFrameHeaderBytes, kTupleBytes),
                   std::span<std::byte, kFrameHeaderBytes>(bytes.data(), kFrameHeaderBytes));
     if (corrupt) bytes[kFrameHeaderBytes + 3] ^= std::byte{0x40};
-    asio::write(socket_, asio::buffer(bytes));
+    return bytes;
   }
 
   void raw(std::span<const std::byte> bytes) {
@@ -365,6 +424,70 @@ TEST_F(TcpSharedBadPeer, AFrameOfAStreamThatSaidNoHelloFailsEveryLinkOnTheConnec
               std::string::npos)
         << error_of(*recv);
   }
+}
+
+// Frames that reads return in pieces (a header cut anywhere, payloads in parts) are read on
+// in place into their links' staging buffers (recv_connection.hpp) and arrive whole.
+TEST_F(TcpSharedBadPeer, FramesReadInPiecesArriveWholeAndInOrder) {
+  std::vector<std::byte> bytes;
+  // 12 frames of each stream: within the credit a raw sender never waits for.
+  for (std::uint64_t sequence = 2; sequence <= 13; ++sequence) {
+    for (std::uint32_t stream = 1; stream <= 2; ++stream) {
+      const auto frame = RawSharedSender::frame_bytes(stream, sequence);
+      bytes.insert(bytes.end(), frame.begin(), frame.end());
+    }
+  }
+  // Pieces of 1 to 53 bytes, each sent once the receiver has read what came before it.
+  std::size_t at = 0;
+  for (std::size_t piece = 1; at < bytes.size(); piece = piece % 53 + 7) {
+    const std::size_t n = std::min(piece, bytes.size() - at);
+    peer_->raw({bytes.data() + at, n});
+    at += n;
+    for (int i = 0; i < 3; ++i) {
+      step();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  ASSERT_TRUE(pump_until([&] { step(); },
+                         [&] { return sinks_[0]->frames == 13 && sinks_[1]->frames == 13; }))
+      << sinks_[0]->frames << " and " << sinks_[1]->frames << " frames; "
+      << error_of(*recvs_[0]) << " / " << error_of(*recvs_[1]);
+  for (std::size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE("stream " + std::to_string(i + 1));
+    EXPECT_EQ(recvs_[i]->state(), LinkState::established);
+    EXPECT_EQ(sinks_[i]->tuples, 13u);
+    EXPECT_EQ(sinks_[i]->bad_sequence_at, 0u);
+    EXPECT_EQ(sinks_[i]->bad_tuples, 0u);
+    EXPECT_EQ(recvs_[i]->delivered(), 13u);
+  }
+}
+
+// A link that fails while its next frame is being read in place lets go of it: the rest of
+// that frame is read and dropped, and the connection finds the next frame after it.
+TEST_F(TcpSharedBadPeer, ALinkThatFailsWhileItsFrameIsReadInPlaceDropsTheRest) {
+  const auto bad = RawSharedSender::frame_bytes(1, 2, /*corrupt=*/true);
+  const auto next = RawSharedSender::frame_bytes(1, 3);
+  constexpr std::size_t kCut = kFrameHeaderBytes + 5;
+  std::vector<std::byte> first(bad.begin(), bad.end());
+  first.insert(first.end(), next.begin(), next.begin() + kCut);
+  peer_->raw(first);
+  ASSERT_TRUE(pump_until([&] { step(); },
+                         [&] { return recvs_[0]->state() == LinkState::failed; }));
+  std::vector<std::byte> rest(next.begin() + kCut, next.end());
+  for (std::uint64_t sequence = 2; sequence <= 3; ++sequence) {
+    const auto frame = RawSharedSender::frame_bytes(2, sequence);
+    rest.insert(rest.end(), frame.begin(), frame.end());
+  }
+  peer_->raw(rest);
+  ASSERT_TRUE(pump_until([&] { step(); }, [&] { return sinks_[1]->frames == 3; }))
+      << error_of(*recvs_[0]) << " / " << error_of(*recvs_[1]);
+  EXPECT_NE(error_of(*recvs_[0]).find("checksum mismatch"), std::string::npos)
+      << error_of(*recvs_[0]);
+  EXPECT_NE(error_of(*recvs_[0]).find(" in frame 2"), std::string::npos) << error_of(*recvs_[0]);
+  EXPECT_EQ(sinks_[0]->frames, 1u);
+  EXPECT_EQ(recvs_[1]->state(), LinkState::established);
+  EXPECT_EQ(sinks_[1]->bad_sequence_at, 0u);
+  EXPECT_EQ(sinks_[1]->bad_tuples, 0u);
 }
 
 }  // namespace

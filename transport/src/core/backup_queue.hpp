@@ -97,6 +97,10 @@ class BackupQueue {
   }
   // Whether a frame could be sent now or once a credit comes.
   [[nodiscard]] bool has_unsent() const noexcept { return sent_ < writable(); }
+  // How many (not counting frames held until released).
+  [[nodiscard]] std::uint64_t unsent() const noexcept {
+    return sent_ < writable() ? writable() - sent_ : 0;
+  }
   [[nodiscard]] bool can_send(const SenderCredits& credits) const noexcept {
     return sent_ < writable() && (sent_ < credited_ || credits.available() > 0);
   }

@@ -72,8 +72,10 @@ int RecvConnection::pump() {
       end_ -= begin_;
       begin_ = 0;
     }
-    const std::size_t room = buffer_.size() - end_;
-    const StampedRead read = read_stamped(socket_, {buffer_.data() + end_, room});
+    const std::span<std::byte> tail(buffer_.data() + end_, buffer_.size() - end_);
+    const std::size_t room = in_place_rest_.size() + tail.size();
+    const StampedRead read = in_place_rest_.empty() ? read_stamped(socket_, tail)
+                                                    : read_stamped(socket_, in_place_rest_, tail);
     const ssize_t n = read.bytes;
     LinkStats* counted = accountant();
     if (counted != nullptr) ++counted->read_calls;
@@ -88,13 +90,14 @@ int RecvConnection::pump() {
       break;
     }
     if (n == 0) {
-      close(begin_ == end_ ? "the sender closed the connection"
-                           : "the sender closed the connection in the middle of a frame",
+      close(begin_ == end_ && in_place_link_ == nullptr && discard_ == 0
+                ? "the sender closed the connection"
+                : "the sender closed the connection in the middle of a frame",
             /*broken=*/false);
       break;
     }
     const auto got = static_cast<std::size_t>(n);
-    end_ += got;
+    end_ += commit_in_place(got, read);
     ++work;
     if (!take_frames(read.arrived_ns, read.read_ns)) break;
     if (read_wait_.read_returned(got, room)) break;
@@ -103,7 +106,23 @@ int RecvConnection::pump() {
   return work;
 }
 
+std::size_t RecvConnection::commit_in_place(std::size_t got, const StampedRead& read) {
+  if (in_place_rest_.empty()) return got;
+  const std::size_t in_place = std::min(got, in_place_rest_.size());
+  in_place_rest_ = in_place_rest_.subspan(in_place);
+  TcpRecvLink* link = in_place_link_;
+  const bool whole = in_place_rest_.empty();
+  if (whole) in_place_link_ = nullptr;
+  link->commit(in_place, whole, read.arrived_ns, read.read_ns);
+  return got - in_place;
+}
+
 bool RecvConnection::take_frames(std::int64_t arrived_ns, std::int64_t read_ns) {
+  if (discard_ > 0) {
+    const std::size_t dropped = std::min(discard_, end_ - begin_);
+    begin_ += dropped;
+    discard_ -= dropped;
+  }
   while (!closed_ && end_ - begin_ >= kFrameHeaderBytes) {
     const std::byte* at = buffer_.data() + begin_;
     const auto raw = std::span<const std::byte, kFrameHeaderBytes>(at, kFrameHeaderBytes);
@@ -127,7 +146,25 @@ bool RecvConnection::take_frames(std::int64_t arrived_ns, std::int64_t read_ns) 
       return false;
     }
     const std::size_t frame_bytes = kFrameHeaderBytes + header.value().payload_bytes;
-    if (end_ - begin_ < frame_bytes) break;  // the rest is on its way
+    if (end_ - begin_ < frame_bytes) {
+      // The rest is on its way: it is read in place when the frame's link takes it (a link
+      // that fails here, for want of room, lets go of the stream; one that finished takes
+      // nothing more, and the frame is read here and dropped).
+      if ((header.value().flags & kFlagHello) == 0 && member != nullptr &&
+          member->link != nullptr) {
+        TcpRecvLink* link = member->link;
+        const std::span<std::byte> room = link->reserve(frame_bytes);
+        if (!room.empty()) {
+          const std::size_t have = end_ - begin_;
+          std::memcpy(room.data(), at, have);
+          link->commit(have, /*whole=*/false, 0, 0);
+          in_place_link_ = link;
+          in_place_rest_ = room.subspan(have);
+          begin_ = end_;
+        }
+      }
+      break;
+    }
     if ((header.value().flags & kFlagHello) != 0) {
       on_hello(raw, header.value());
     } else if (member == nullptr) {
@@ -223,11 +260,19 @@ void RecvConnection::detach(const TcpRecvLink& link) noexcept {
   for (Member& m : members_) {
     if (m.link == &link) m.link = nullptr;
   }
+  if (in_place_link_ == &link) {
+    discard_ = in_place_rest_.size();
+    in_place_link_ = nullptr;
+    in_place_rest_ = {};
+  }
 }
 
 void RecvConnection::close(const std::string& why, bool broken) {
   if (closed_) return;
   closed_ = true;
+  in_place_link_ = nullptr;
+  in_place_rest_ = {};
+  discard_ = 0;
   boost::system::error_code ignored;
   socket_.close(ignored);
   const auto members = std::move(members_);

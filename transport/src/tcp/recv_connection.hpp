@@ -4,7 +4,10 @@
 // It reads what arrives into a buffer of its own and copies each complete frame into the
 // staging buffer of the link whose stream the header names, which always has room for what
 // that link's credit allows: the connection never stops reading because one link's consumer
-// is paused, so one slow stream does not stall the others. A hello is checked as the
+// is paused, so one slow stream does not stall the others. A frame a read returned only in
+// part is read on in place: its part is copied to its link's staging buffer and the next
+// read takes the rest straight there and what follows into the connection's buffer (one
+// recvmsg() filling both), so most bytes of a large frame are copied once, by the kernel. A hello is checked as the
 // listener checks a first hello (TcpListener's matcher) and attaches its link to this
 // connection, or is refused with a heartbeat carrying kHelloRefused, the others carrying on.
 // The links' control frames (credit, acks) go back gathered, one send per pass.
@@ -77,6 +80,9 @@ class RecvConnection {
   };
   // Takes what one read returned; false when the connection was closed.
   bool take_frames(std::int64_t arrived_ns, std::int64_t read_ns);
+  // Hands `got` bytes of a read that began with the frame being read in place to its link;
+  // what is left of them went to the buffer.
+  std::size_t commit_in_place(std::size_t got, const StampedRead& read);
   void on_hello(std::span<const std::byte, kFrameHeaderBytes> raw, const FrameHeader& header);
   void flush_control();
   // Every link on the connection loses it: `broken` says the stream boundary is lost (they
@@ -98,6 +104,12 @@ class RecvConnection {
   std::vector<std::byte> buffer_;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
+  // The frame being read in place (take_frames() began it): its link, and the rest of its
+  // room there, which the next read fills first.
+  TcpRecvLink* in_place_link_ = nullptr;
+  std::span<std::byte> in_place_rest_;
+  // Bytes still to come of a frame begun in place whose link let go of it: dropped.
+  std::size_t discard_ = 0;
   std::vector<std::byte> control_out_;
   std::uint64_t pass_done_ = ~std::uint64_t{0};
   bool closed_ = false;

@@ -20,6 +20,8 @@ namespace {
 // Frames gathered into one send. 64 × 32 KiB frames is 2 MiB, more than a loopback socket
 // buffer takes at once; 64 small frames amortise the syscall over many tuples.
 constexpr std::size_t kMaxGather = 64;
+// Sends of one shared connection in one pass, at most (do_work()).
+constexpr int kMaxSendsPerPass = 16;
 // A refused connect is retried this often until the connect timeout.
 constexpr std::chrono::milliseconds kConnectRetry{20};
 // Reconnecting after a lost connection: the first retry after kReconnectFirst, doubling up to
@@ -99,7 +101,19 @@ int SendConnection::do_work() {
   const bool nothing_to_read = read_wait_.skip_read();
   if (ready_ && !nothing_to_read) read_wait_.arm_before_read(socket_);
   if (ready_ && !nothing_to_read) work += read_control();
-  if (ready_ && !write_blocked_) work += write_frames();
+  // More than one send's worth (a share of kMaxGather buffers each) committed: send on while
+  // the socket takes all it is given, so the windows do not fill at high rates only because
+  // a pass sent a frame of each member.
+  bool took_all = true;
+  for (int send = 0; send < kMaxSendsPerPass && ready_ && !write_blocked_ && took_all; ++send) {
+    const int sent = write_frames(&took_all);
+    if (sent == 0) break;
+    work += sent;
+  }
+  if (shared_) {
+    unsent_frames_ = 0;
+    for (const TcpSendLink* member : members_) unsent_frames_ += member->unsent_frames();
+  }
   return work;
 }
 
@@ -272,7 +286,8 @@ int SendConnection::read_control() {
   return work;
 }
 
-int SendConnection::write_frames() {
+int SendConnection::write_frames(bool* took_all) {
+  if (took_all != nullptr) *took_all = false;
   if (!ready_) return 0;
   if (partial_ != nullptr && !partial_->active()) {
     // Failed with its frame cut short on the wire: nothing else can follow it.
@@ -331,6 +346,11 @@ int SendConnection::write_frames() {
   }
   write_blocked_ = false;
   partial_ = nullptr;
+  if (took_all != nullptr) {
+    std::size_t given = 0;
+    for (std::size_t i = 0; i < part_count; ++i) given += parts[i].bytes;
+    *took_all = n == given;
+  }
   int frames_done = 0;
   for (std::size_t i = 0; i < part_count && n > 0; ++i) {
     const std::size_t mine = std::min(n, parts[i].bytes);

@@ -27,12 +27,13 @@ Result<void> configure(Socket& socket, const std::string& what) {
   return success();
 }
 
-StampedRead read_stamped(Socket& socket, std::span<std::byte> room) {
-  iovec iov{room.data(), room.size()};
+StampedRead read_stamped(Socket& socket, std::span<std::byte> room,
+                         std::span<std::byte> then) {
+  std::array<iovec, 2> iov{iovec{room.data(), room.size()}, iovec{then.data(), then.size()}};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(timespec))> control{};
   msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
+  message.msg_iov = iov.data();
+  message.msg_iovlen = then.empty() ? 1 : 2;
   message.msg_control = control.data();
   message.msg_controllen = control.size();
   StampedRead read;

@@ -30,13 +30,15 @@ Result<void> configure(Socket& socket, const std::string& what);
 // with SO_TIMESTAMPNS says when its bytes arrived in a control message). `bytes` as recvmsg()
 // returns it (-1: see `error`, the errno); `arrived_ns`, when the kernel took in the last of
 // the bytes, and `read_ns`, when the read returned, in CLOCK_REALTIME ns (0 and 0: no stamp).
+// `then`: where bytes go once `room` is full (one recvmsg() fills both, in order).
 struct StampedRead {
   ssize_t bytes = 0;
   int error = 0;
   std::int64_t arrived_ns = 0;
   std::int64_t read_ns = 0;
 };
-StampedRead read_stamped(Socket& socket, std::span<std::byte> room);
+StampedRead read_stamped(Socket& socket, std::span<std::byte> room,
+                         std::span<std::byte> then = {});
 
 // Control frames have no payload, so they are encoded whole into this queue and written
 // with one send. 32 frames = 1 KiB: far more than one poll ever queues (one credit and at

@@ -413,22 +413,34 @@ void TcpRecvLink::fail_link(ErrorCategory category, int code, const std::string&
 
 void TcpRecvLink::stage(std::span<const std::byte> frame, std::int64_t arrived_ns,
                         std::int64_t read_ns) {
-  if (state_ != LinkState::established) return;  // finished: nothing more is taken
-  if (staging_bytes_ - end_ < frame.size() && begin_ > 0) {
+  const std::span<std::byte> room = reserve(frame.size());
+  if (room.empty()) return;
+  std::memcpy(room.data(), frame.data(), frame.size());
+  commit(frame.size(), /*whole=*/true, arrived_ns, read_ns);
+}
+
+std::span<std::byte> TcpRecvLink::reserve(std::size_t frame_bytes) {
+  if (state_ != LinkState::established) return {};  // finished: nothing more is taken
+  if (staging_bytes_ - end_ < frame_bytes && begin_ > 0) {
     std::memmove(staging_.get(), staging_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
-  if (staging_bytes_ - end_ < frame.size()) {
+  if (staging_bytes_ - end_ < frame_bytes) {
     // Room for a window of frames is always there: the sender sent beyond its credit.
-    return fail_link(ErrorCategory::protocol, 0,
-                     "sender exceeded its credit (" + std::to_string(end_ - begin_) +
-                         " bytes of frames staged, no room for the next " +
-                         std::to_string(frame.size()) + ")");
+    fail_link(ErrorCategory::protocol, 0,
+              "sender exceeded its credit (" + std::to_string(end_ - begin_) +
+                  " bytes of frames staged, no room for the next " +
+                  std::to_string(frame_bytes) + ")");
+    return {};
   }
-  std::memcpy(staging_.get() + end_, frame.data(), frame.size());
-  end_ += frame.size();
-  record_pickup(arrived_ns, read_ns);
+  return {staging_.get() + end_, frame_bytes};
+}
+
+void TcpRecvLink::commit(std::size_t bytes, bool whole, std::int64_t arrived_ns,
+                         std::int64_t read_ns) {
+  end_ += bytes;
+  if (whole) record_pickup(arrived_ns, read_ns);
 }
 
 void TcpRecvLink::lost_shared(const std::string& why, bool broken) {

@@ -60,6 +60,15 @@ class TcpRecvLink final : public RecvLink {
   // From the shared connection: a frame of this link's stream, whole (header and payload),
   // from a read stamped `arrived_ns` that returned at `read_ns`.
   void stage(std::span<const std::byte> frame, std::int64_t arrived_ns, std::int64_t read_ns);
+  // From the shared connection, a frame read in place in pieces: room for `frame_bytes` at
+  // the end of the staging buffer (the frames before it moved to the front if need be), or
+  // an empty span when the link takes no more (it failed: no room means its sender went
+  // beyond its credit; or it finished). The room stays put until the frame is whole: only
+  // the next reserve() or stage() moves staged bytes.
+  std::span<std::byte> reserve(std::size_t frame_bytes);
+  // `bytes` more of the reserved frame arrived in place; `whole`: they complete it, read
+  // at stage()'s `arrived_ns` and `read_ns`.
+  void commit(std::size_t bytes, bool whole, std::int64_t arrived_ns, std::int64_t read_ns);
   // The shared connection is lost; `broken`: its stream boundaries were (the link fails).
   void lost_shared(const std::string& why, bool broken);
   // Where a shared connection counts its system calls (RecvConnection::accountant()).

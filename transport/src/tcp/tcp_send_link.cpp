@@ -46,6 +46,10 @@ int TcpSendLink::do_work() {
 // A claim needs a credit that no queued frame has a claim on yet, and a free buffer (one
 // not holding an unacknowledged frame).
 SendStatus TcpSendLink::try_claim(Claim& out) {
+  // A shared connection with a send's worth queued takes no more frames from any member.
+  if (state_ == LinkState::established && connection_->crowded()) {
+    return SendStatus::back_pressured;
+  }
   return backup_.claim(state_, credits_, options_.max_payload_bytes, stats_, out);
 }
 
@@ -54,6 +58,7 @@ void TcpSendLink::commit(const Claim& claim, std::uint32_t tuple_count,
   assert((flags & kFlagData) != 0 && (flags & ~(kFlagData | kFlagEndOfStream)) == 0);
   assert(payload_bytes <= options_.max_payload_bytes);
   backup_.commit(claim, options_.stream_id, tuple_count, payload_bytes, flags, stats_);
+  connection_->committed_frame();
 }
 
 bool TcpSendLink::arm() {

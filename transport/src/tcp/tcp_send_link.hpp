@@ -15,7 +15,9 @@
 // with one TcpConnections share one per receiving address (docs/design.md, "One tcp
 // connection per pair of threads"): their hellos say so, each link's frames go whole between
 // the others', and the connection writes once per pass of its thread (EventLoop::pass()), so
-// the frames that several links committed in a pass leave in one send. A member's faults
+// the frames that several links committed in a pass leave in one send (sending on while the
+// socket takes all, when they are more than one send carries; and with a send's worth
+// unwritten its links take no more frames: crowded()). A member's faults
 // stay its own (a bad control frame, a refused hello); a lost connection is lost by all of
 // them, and each resumes on the next as it would alone.
 //
@@ -72,6 +74,15 @@ class SendConnection {
   bool arm();
 
   [[nodiscard]] bool shared() const noexcept { return shared_; }
+  // A shared connection whose members hold kMostUnsentFrames frames not yet written (as of
+  // its last count, in do_work(), and the frames committed since): its members take no more
+  // (try_claim() says back_pressured) until it has written some. A sender that outruns its
+  // receiver then queues about one send's worth ahead of the socket, not a window per link.
+  [[nodiscard]] bool crowded() const noexcept { return unsent_frames_ >= kMostUnsentFrames; }
+  void committed_frame() noexcept {
+    if (shared_) ++unsent_frames_;
+  }
+  static constexpr std::uint64_t kMostUnsentFrames = 128;
   [[nodiscard]] bool ready() const noexcept { return ready_; }
   [[nodiscard]] const std::string& peer_text() const noexcept { return peer_text_; }
 
@@ -83,7 +94,9 @@ class SendConnection {
   void on_connect_failed(const boost::system::error_code& ec);
   void on_connected();
   int read_control();
-  int write_frames();
+  // One gathering send; `took_all` says whether the socket took all it was given (so a
+  // next send may find room).
+  int write_frames(bool* took_all = nullptr);
   // The connection broke: every member hears it (a member that was never established fails,
   // the others wait for the next connection), and the connection reconnects if any waits.
   void lost(const boost::system::error_code& ec, const std::string& why, bool reading);
@@ -116,6 +129,7 @@ class SendConnection {
   TcpSendLink* partial_ = nullptr;
   std::size_t next_first_ = 0;  // the member whose frames lead the next send (fairness)
   std::uint64_t pass_done_ = ~std::uint64_t{0};  // a shared connection's last pass of I/O
+  std::uint64_t unsent_frames_ = 0;              // crowded()
   std::array<std::byte, 16 * kFrameHeaderBytes> control_in_{};
   std::size_t control_end_ = 0;
   ReadWait read_wait_{loop_};
@@ -182,6 +196,8 @@ class TcpSendLink final : public SendLink {
   // for (n at most), leaving a frame cut short as the head for the next send.
   std::size_t wrote(std::size_t n, int& frames_done);
   [[nodiscard]] bool mid_frame() const noexcept { return head_written_ > 0; }
+  // Frames committed and not yet written (whole), but for those held until released.
+  [[nodiscard]] std::uint64_t unsent_frames() const noexcept { return backup_.unsent(); }
   // The connection broke; `what` says how. A link never established fails; one that was
   // waits for the next connection, until its reconnect timeout.
   void connection_lost(int code, const std::string& what);
