@@ -136,6 +136,27 @@ TEST_F(TcpShared, LinksOfOneThreadToOnePortShareOneConnection) {
   }
 }
 
+// Only the connection reads, at each end: the loop's readiness (event_loop.hpp) counts two
+// readers, not one per receiving link as well.
+TEST_F(TcpShared, TheLoopCountsOneReaderPerConnectionEnd) {
+  constexpr std::uint64_t kFrames = 200;
+  start(kFrames, /*bad_schema_stream=*/0, /*relayed=*/false);
+  offer_limit_ = 1;
+  ASSERT_TRUE(pump_until([&] { step(); },
+                         [&] {
+                           for (auto& sink : sinks_) {
+                             if (sink->frames == 0) return false;
+                           }
+                           return true;
+                         }))
+      << errors();
+  EXPECT_EQ(loop_.readiness_readers(), 2);
+  offer_limit_ = ~std::uint64_t{0};
+  ASSERT_TRUE(pump_until([&] { step(); }, [&] { return all(LinkState::finished); }))
+      << errors();
+  expect_everything_arrived_once(kFrames);
+}
+
 TEST_F(TcpShared, TheSteadyDataPathAllocatesNothing) {
   constexpr std::uint64_t kFrames = 20'000;
   start(kFrames, /*bad_schema_stream=*/0, /*relayed=*/false);

@@ -36,12 +36,27 @@ namespace boreal::transport::tcp_medium {
 
 class ReadWait {
  public:
-  explicit ReadWait(EventLoop& loop) : loop_(loop) { loop_.add_readiness_reader(); }
+  // `counted`: among the loop's readiness readers from the start (else from counted(true)).
+  explicit ReadWait(EventLoop& loop, bool counted = true) : loop_(loop), counted_(counted) {
+    if (counted_) loop_.add_readiness_reader();
+  }
   ReadWait(const ReadWait&) = delete;
   ReadWait& operator=(const ReadWait&) = delete;
   ~ReadWait() {
     *alive_ = false;
-    loop_.remove_readiness_reader();
+    if (counted_) loop_.remove_readiness_reader();
+  }
+
+  // Whether the end reads a socket of its own, and so counts among the loop's readiness
+  // readers (a receiving link on a shared connection does not: the connection reads).
+  void counted(bool yes) noexcept {
+    if (yes == counted_) return;
+    counted_ = yes;
+    if (yes) {
+      loop_.add_readiness_reader();
+    } else {
+      loop_.remove_readiness_reader();
+    }
   }
 
   // The end has a new socket (the old one is closed, or there was none).
@@ -88,6 +103,7 @@ class ReadWait {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   // The handler's memory, so arming allocates nothing (handler_memory.hpp).
   SharedHandlerMemory memory_ = make_handler_memory();
+  bool counted_;
   bool pending_ = false;
   bool seen_empty_ = false;
   std::uint64_t generation_ = 0;

@@ -52,6 +52,7 @@ void TcpRecvLink::leave_connection() {
     socket_->close(ignored);
     socket_.reset();
   }
+  read_wait_.counted(false);
   if (shared_ != nullptr) {
     shared_->detach(*this);
     shared_ = nullptr;
@@ -63,6 +64,7 @@ void TcpRecvLink::attach(Socket socket, std::string peer, std::uint32_t sender_i
   leave_connection();
   socket_.emplace(std::move(socket));
   read_wait_.new_connection();
+  read_wait_.counted(true);
   // Arrival times for the pickup report. Linux switches receive stamps on for the host in
   // deferred work when the first socket asks, so the first reads on a host where no socket
   // had them may come unstamped; those frames say "unknown" and the report skips them.
@@ -405,6 +407,7 @@ void TcpRecvLink::fail_link(ErrorCategory category, int code, const std::string&
     boost::system::error_code ignored;
     socket_->close(ignored);
   }
+  read_wait_.counted(false);
   if (shared_ != nullptr) {
     shared_->detach(*this);
     shared_ = nullptr;

@@ -143,7 +143,8 @@ class TcpRecvLink final : public RecvLink {
   std::optional<Error> error_;
   LinkStats stats_;
   bool peer_closed_ = false;
-  ReadWait read_wait_{loop_};
+  // Counted among the loop's readers only while the link reads a socket of its own.
+  ReadWait read_wait_{loop_, /*counted=*/false};
   bool write_wait_pending_ = false;
   // The write wait's handler, so a block-mode wake-up allocates nothing (handler_memory.hpp).
   SharedHandlerMemory write_wait_memory_ = make_handler_memory();

@@ -78,6 +78,7 @@ class EventLoop final : public Waitable {
   // poll, so a skip delays them by at most one pass.
   void add_readiness_reader() noexcept { ++readiness_readers_; }
   void remove_readiness_reader() noexcept { --readiness_readers_; }
+  [[nodiscard]] int readiness_readers() const noexcept { return readiness_readers_; }
   // This pass began with every handler run (the readiness passes above).
   [[nodiscard]] bool pass_began_with_poll() const noexcept { return current_pass_ == passes_; }
   // A link whose read wait is pending on a socket seen empty since it was armed asks whether
