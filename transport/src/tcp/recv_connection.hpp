@@ -7,9 +7,10 @@
 // is paused, so one slow stream does not stall the others. A frame a read returned only in
 // part is read on in place: its part is copied to its link's staging buffer and the next
 // read takes the rest straight there and what follows into the connection's buffer (one
-// recvmsg() filling both), so most bytes of a large frame are copied once, by the kernel. A hello is checked as the
-// listener checks a first hello (TcpListener's matcher) and attaches its link to this
-// connection, or is refused with a heartbeat carrying kHelloRefused, the others carrying on.
+// recvmsg() filling both), so most bytes of a large frame are copied once, by the kernel.
+// A hello is checked as the listener checks a first hello (TcpListener's matcher) and
+// attaches its link to this connection, or is refused with a heartbeat carrying
+// kHelloRefused, the others carrying on.
 // The links' control frames (credit, acks) go back gathered, one send per pass.
 //
 // Faults: a frame whose header cannot be parsed (magic, version, flags, a length beyond its

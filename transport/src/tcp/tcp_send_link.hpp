@@ -78,6 +78,9 @@ class SendConnection {
   // its last count, in do_work(), and the frames committed since): its members take no more
   // (try_claim() says back_pressured) until it has written some. A sender that outruns its
   // receiver then queues about one send's worth ahead of the socket, not a window per link.
+  // A committed frame had credit (a replay gets credit as the receiver takes the replay),
+  // and the receiving end reads whatever its links' consumers do, so the count falls as fast
+  // as the socket drains: no member holds the others back by not being read.
   [[nodiscard]] bool crowded() const noexcept { return unsent_frames_ >= kMostUnsentFrames; }
   void committed_frame() noexcept {
     if (shared_) ++unsent_frames_;
