@@ -77,6 +77,13 @@ class TcpShared : public ::testing::Test {
     for (std::size_t i = 0; i < recvs_.size(); ++i) recvs_[i]->poll(*sinks_[i]);
   }
 
+  bool every_sink_has(std::uint64_t frames) const {
+    for (const auto& sink : sinks_) {
+      if (sink->frames < frames) return false;
+    }
+    return true;
+  }
+
   bool all(LinkState state) const {
     for (std::size_t i = 0; i < sends_.size(); ++i) {
       if (sends_[i]->state() != state || recvs_[i]->state() != state) return false;
@@ -142,14 +149,7 @@ TEST_F(TcpShared, TheLoopCountsOneReaderPerConnectionEnd) {
   constexpr std::uint64_t kFrames = 200;
   start(kFrames, /*bad_schema_stream=*/0, /*relayed=*/false);
   offer_limit_ = 1;
-  ASSERT_TRUE(pump_until([&] { step(); },
-                         [&] {
-                           for (auto& sink : sinks_) {
-                             if (sink->frames == 0) return false;
-                           }
-                           return true;
-                         }))
-      << errors();
+  ASSERT_TRUE(pump_until([&] { step(); }, [&] { return every_sink_has(1); })) << errors();
   EXPECT_EQ(loop_.readiness_readers(), 2);
   offer_limit_ = ~std::uint64_t{0};
   ASSERT_TRUE(pump_until([&] { step(); }, [&] { return all(LinkState::finished); }))
@@ -189,10 +189,7 @@ TEST_F(TcpShared, WhatAPassCommitsLeavesInOneSend) {
                            for (auto& source : sources_) {
                              if (source->frames_sent == 0) return false;
                            }
-                           for (auto& sink : sinks_) {
-                             if (sink->frames == 0) return false;
-                           }
-                           return true;
+                           return every_sink_has(1);
                          }))
       << errors();
   // Every link has a first frame across; each now commits one more in the same pass.
@@ -203,14 +200,7 @@ TEST_F(TcpShared, WhatAPassCommitsLeavesInOneSend) {
   for (auto& send : sends_) send->do_work();
   EXPECT_EQ(sends_[0]->stats().write_calls, writes_before + 1);
   offer_limit_ = 2;
-  ASSERT_TRUE(pump_until([&] { step(); },
-                         [&] {
-                           for (auto& sink : sinks_) {
-                             if (sink->frames < 2) return false;
-                           }
-                           return true;
-                         }))
-      << errors();
+  ASSERT_TRUE(pump_until([&] { step(); }, [&] { return every_sink_has(2); })) << errors();
 }
 
 // A sender that outruns its receiver queues a send's worth on the connection, not a window
@@ -222,14 +212,7 @@ TEST_F(TcpShared, LinksStopTakingFramesOnceTheConnectionHoldsASendsWorth) {
   window_ = 64;  // three windows of credit hold more than that
   start(/*frames=*/1'000, /*bad_schema_stream=*/0, /*relayed=*/false);
   offer_limit_ = 1;
-  ASSERT_TRUE(pump_until([&] { step(); },
-                         [&] {
-                           for (auto& sink : sinks_) {
-                             if (sink->frames == 0) return false;
-                           }
-                           return true;
-                         }))
-      << errors();
+  ASSERT_TRUE(pump_until([&] { step(); }, [&] { return every_sink_has(1); })) << errors();
   // Every link has its first frame across and the rest of its window as credit; the
   // connection wrote what was committed. No I/O from here until every source is refused.
   // A frame of each in turn.

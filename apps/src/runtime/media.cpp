@@ -17,7 +17,7 @@ transport::Result<std::unique_ptr<transport::SendLink>> tcp_connect(
     transport::EventLoop& loop, Listeners& listeners, const NetworkSpec&,
     const StreamSpec& stream, const NodeSpec& peer, std::uint32_t peer_thread,
     const transport::LinkOptions& options) {
-  const bool shared = stream.transport.connection == "per-thread-pair";
+  const bool shared = stream.transport.shares_connection();
   return transport::make_tcp_send_link(loop, {peer.uri.host, tcp_listen_port(peer, peer_thread)},
                                        options, std::chrono::seconds(10),
                                        shared ? &listeners.tcp_shared : nullptr);

@@ -284,9 +284,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                      is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
         *link.value(),
         schema_of(stream), *graph->fanouts.at(stream.name)));
-    if (stream.transport.medium == "tcp" && stream.transport.connection == "per-thread-pair") {
-      graph->readers.back()->count_reads_as_arrivals();
-    }
+    if (stream.transport.shares_connection()) graph->readers.back()->count_reads_as_arrivals();
     if (graph->resumed && graph->resumed->inputs_ended.contains(stream.name)) {
       graph->readers.back()->end_from_checkpoint();
     }
@@ -418,8 +416,7 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                        is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
           std::move(link).value(), schema_of(stream), flush_hold(spec, stream, source_only));
       if (resumed_output != nullptr) writer->restore_backlog(resumed_output->backlog);
-      if (stream.transport.medium == "tcp" &&
-          stream.transport.connection == "per-thread-pair") {
+      if (stream.transport.shares_connection()) {
         if (!graph->flush_wave) graph->flush_wave = std::make_unique<FlushWave>(loop);
         writer->join_wave(graph->flush_wave.get());
       }
@@ -470,9 +467,8 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
       const std::string name = box.outputs.size() > 1 ? box.name + ":" + out.name : box.name;
       graph->sources.push_back(std::make_unique<SourceTask>(
           name, out.name, *target, schema_of(out), *box.source, port));
-      if (auto it = direct.find(out.name); it != direct.end() && graph->flush_wave &&
-                                             out.transport.medium == "tcp" &&
-                                             out.transport.connection == "per-thread-pair") {
+      if (auto it = direct.find(out.name);
+          it != direct.end() && graph->flush_wave && out.transport.shares_connection()) {
         graph->sources.back()->join_wave(graph->flush_wave.get());
       }
     }

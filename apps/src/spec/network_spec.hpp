@@ -128,6 +128,12 @@ struct TransportSpec {
   // all the links from a sending thread to a receiving node's thread (docs/design.md, "One
   // tcp connection per pair of threads").
   std::string connection = "per-link";
+
+  // Its tcp links share a connection per pair of threads (validation allows per-thread-pair
+  // on tcp only).
+  [[nodiscard]] bool shares_connection() const noexcept {
+    return medium == "tcp" && connection == "per-thread-pair";
+  }
 };
 
 struct NodeSpec {
