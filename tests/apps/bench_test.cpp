@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -619,7 +620,14 @@ TEST(BenchCommand, ANetworkSweepCountsSourceEvents) {
   // Q2's source sends bids only (46 of every 50 events): events and tuples differ.
   EXPECT_NEAR(lines[1]["tuples_per_s"].get<double>() / max_events, 46.0 / 50.0, 0.01);
   EXPECT_NEAR(lines[2]["offered_rate"].get<double>(), max_events * 0.2, 1.0);
-  EXPECT_NEAR(lines[2]["events_per_s"].get<double>(), max_events * 0.2, max_events * 0.02);
+  // The schedule is in events: that many came due in the window. What the sources sent there
+  // follows it on a quiet host, but one that fell behind in the warm-up (another test taking
+  // the cores) catches up inside the window, and the bench says so.
+  const double due = lines[2]["events_due_per_s"].get<double>();
+  EXPECT_NEAR(due, max_events * 0.2, max_events * 0.02);
+  const double sent = lines[2]["events_per_s"].get<double>();
+  const bool noted = out.text.find(" their schedule: ") != std::string::npos;
+  EXPECT_EQ(noted, std::abs(sent / due - 1.0) > 0.05) << out.text;
   EXPECT_GT(lines[2]["events_per_core"].get<double>(), 0);
 }
 

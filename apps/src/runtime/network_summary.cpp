@@ -42,6 +42,7 @@ NodeReport merged(const std::vector<const NodeReport*>& reports) {
     m.tuples_sent_measured += r->tuples_sent_measured;
     m.events_sent += r->events_sent;
     m.events_sent_measured += r->events_sent_measured;
+    m.events_due_measured += r->events_due_measured;
     m.tuples_received_measured += r->tuples_received_measured;
     m.bytes_received_measured += r->bytes_received_measured;
     if (m.latency.samples == 0) m.latency = r->latency;
@@ -104,13 +105,17 @@ RunSummary summarize_network(const RunConfig& config, const std::vector<NodeRepo
   s.cpu_us_per_tuple_nodes = per_tuple_us(cpu, s.tuples_measured);
   // Per event: what the sources walked in their window, against the machine's CPU.
   double source_window_s = 0;
+  std::uint64_t events_due = 0;
   for (const NodeReport& report : nodes) {
     s.events_measured += report.events_sent_measured;
+    events_due += report.events_due_measured;
     if (report.events_sent_measured > 0)
       source_window_s = std::max(source_window_s, report.window_s);
   }
-  if (source_window_s > 0)
+  if (source_window_s > 0) {
     s.events_per_s = static_cast<double>(s.events_measured) / source_window_s;
+    s.events_due_per_s = static_cast<double>(events_due) / source_window_s;
+  }
   // The machine's figures against every node of the run (not only the two ends): the first
   // node that measured the machine, split into the run's share and other load.
   std::vector<const NodeReport*> all;

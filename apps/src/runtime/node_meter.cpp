@@ -51,12 +51,28 @@ std::uint64_t source_events(const NodeGraph& graph) {
   return total + box;
 }
 
+// Events the sources' schedules had made due by `now`, per source box as source_events().
+std::uint64_t source_events_due(const NodeGraph& graph, SteadyTime now) {
+  std::uint64_t total = 0;
+  std::uint64_t box = 0;
+  for (const auto& source : graph.sources) {
+    if (source->port() == 0) {
+      total += box;
+      box = source->events_due(now);
+    } else {
+      box = std::min(box, source->events_due(now));
+    }
+  }
+  return total + box;
+}
+
 }  // namespace
 
 ThreadMeter::Totals ThreadMeter::totals() const {
   Totals t;
   for (const auto& source : graph_.sources) t.sent += source->generated();
   t.events = source_events(graph_);
+  t.due = source_events_due(graph_, std::chrono::steady_clock::now());
   for (const auto& sink : graph_.sinks) {
     t.received += sink->tuples_;
     t.bytes += sink->bytes_;
@@ -150,7 +166,7 @@ void ThreadMeter::close() {
                  calls.nanosleep - syscalls_start_.nanosleep,
                  calls.sched_yield - syscalls_start_.sched_yield};
     const Totals now = totals();
-    measured_ = {now.sent - start_.sent, now.events - start_.events,
+    measured_ = {now.sent - start_.sent, now.events - start_.events, now.due - start_.due,
                  now.received - start_.received, now.bytes - start_.bytes};
     box_tuples_measured_ = box_tuples(graph_);
     for (std::size_t i = 0; i < box_tuples_measured_.size() && i < box_tuples_start_.size(); ++i) {
@@ -294,6 +310,7 @@ void ThreadMeter::add_to(NodeReport& r, double window_s) const {
   r.syscalls += syscalls_;
   r.tuples_sent_measured += measured_.sent;
   r.events_sent_measured += measured_.events;
+  r.events_due_measured += measured_.due;
   r.tuples_received_measured += measured_.received;
   r.bytes_received_measured += measured_.bytes;
   r.rejected.insert(r.rejected.end(), rejected_.begin(), rejected_.end());

@@ -236,6 +236,7 @@ json to_json(const NodeReport& r) {
             {"tuples_sent_measured", r.tuples_sent_measured},
             {"events_sent", r.events_sent},
             {"events_sent_measured", r.events_sent_measured},
+            {"events_due_measured", r.events_due_measured},
             {"tuples_received_measured", r.tuples_received_measured},
             {"bytes_received_measured", r.bytes_received_measured},
             {"latency_us", to_json(r.latency)},
@@ -291,6 +292,7 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
     r.tuples_sent_measured = j.value("tuples_sent_measured", r.tuples_sent);
     r.events_sent = j.value("events_sent", r.tuples_sent);
     r.events_sent_measured = j.value("events_sent_measured", r.tuples_sent_measured);
+    r.events_due_measured = j.value("events_due_measured", r.events_sent_measured);
     r.tuples_received_measured = j.value("tuples_received_measured", r.tuples_received);
     r.bytes_received_measured = j.value("bytes_received_measured", r.bytes_received);
     if (j.contains("latency_us")) r.latency = latency_from_json(j["latency_us"]);
@@ -474,6 +476,7 @@ json to_json(const RunSummary& s) {
       {"tuples_per_s", s.tuples_per_s},
       {"events", s.events_measured},
       {"events_per_s", s.events_per_s},
+      {"events_due_per_s", s.events_due_per_s},
       {"cpu_us_per_event_machine", s.cpu_us_per_event_machine},
       {"events_per_core", s.events_per_core},
       {"mb_per_s", s.mb_per_s},

@@ -128,6 +128,10 @@ struct NodeReport {
   // source's tuples), in all and inside the window.
   std::uint64_t events_sent = 0;
   std::uint64_t events_sent_measured = 0;
+  // Events the sources' schedules made due inside the window (SourceTask::events_due): the
+  // offered rate's share of the window. Fewer than events_sent_measured when a source was
+  // behind its schedule as the window opened and caught up inside it; more when it fell behind.
+  std::uint64_t events_due_measured = 0;
   std::uint64_t tuples_received_measured = 0;
   std::uint64_t bytes_received_measured = 0;
   LatencySummary latency;
@@ -229,6 +233,7 @@ struct RunSummary {
   // walked in their window, machine CPU-µs per event, and events/s per core the machine used.
   std::uint64_t events_measured = 0;
   double events_per_s = 0;
+  double events_due_per_s = 0;  // events_due_measured over the sources' window
   double cpu_us_per_event_machine = 0;
   double events_per_core = 0;
   double cpu_us_per_tuple_sender = 0;

@@ -112,6 +112,21 @@ std::uint64_t SourceTask::units_for_rows(std::uint64_t rows) const noexcept {
   return nexmark_ ? nexmark_->event_after_rows(rows) - params_.first_event : generated_ + rows;
 }
 
+std::uint64_t SourceTask::events_due(SteadyTime now) const noexcept {
+  const std::uint64_t done = events();
+  if (!started_ || eos_committed_ || period_ns_ <= 0 || idle_ || exhausted()) return done;
+  SteadyTime until = now;
+  if (params_.duration.count() > 0) {
+    until = std::min(until, t0_ + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      params_.duration));
+  }
+  if (until < t0_) return done;
+  std::uint64_t due =
+      static_cast<std::uint64_t>(static_cast<double>((until - t0_).count()) / period_ns_) + 1;
+  if (params_.tuples > 0 && !nexmark_) due = std::min(due, params_.tuples);
+  return std::max(due, done);
+}
+
 bool SourceTask::exhausted() const noexcept {
   if (error_) return true;
   if (nexmark_) return nexmark_->done();

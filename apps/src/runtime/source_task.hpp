@@ -54,6 +54,11 @@ class SourceTask {
   [[nodiscard]] std::uint64_t events() const noexcept {
     return nexmark_ ? units_done() : generated_;
   }
+  // Events (as events()) the source's schedule has made due by `now`: a paced source's rate
+  // times the time since its start, up to its duration and limit, or what it walked if that is
+  // more; an unpaced one's are those it walked. The difference to events() is how far behind
+  // its schedule the source is (a backlog a time limit drops is not counted as due).
+  [[nodiscard]] std::uint64_t events_due(SteadyTime now) const noexcept;
   // Which output of its box the task fills; a box's tasks are made in port order.
   // Its frames leave with the others' of its thread (flush_hold.hpp; the stream's link shares
   // a connection).

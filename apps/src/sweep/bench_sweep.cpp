@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -170,6 +171,19 @@ std::string rate_text(std::optional<double> rate) {
   } else {
     std::snprintf(text, sizeof text, "%.0f/s", *rate);
   }
+  return text;
+}
+
+// A paced point whose sources did not keep to their schedule inside the window: they sent
+// more than came due there (they were behind as it opened, on a busy host) or less (they fell
+// behind). Empty within 5 %.
+std::string pace_note(const RunSummary& s, std::optional<double> rate) {
+  if (!rate || *rate <= 0 || s.events_due_per_s <= 0) return "";
+  const double ratio = s.events_per_s / s.events_due_per_s;
+  if (std::abs(ratio - 1.0) <= 0.05) return "";
+  char text[96];
+  std::snprintf(text, sizeof text, " (sources sent %.2fx their schedule: %s)", ratio,
+                ratio > 1.0 ? "behind as the window opened" : "fell behind");
   return text;
 }
 
@@ -444,7 +458,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
           std::snprintf(tail, sizeof tail, "%.0f tuples/s, %.3g CPU-us/tuple, p99 %.0f us",
                         s.tuples_per_s, s.cpu_us_per_tuple_machine, s.latency.p99_us);
         }
-        *progress << tail
+        *progress << tail << pace_note(s, rate)
                   << (!s.contaminated      ? ""
                       : contaminated_first ? " (contaminated again: kept)"
                                            : " (contaminated: kept)")
