@@ -123,6 +123,7 @@ TEST(TcpLink, TwoHundredThousandSmallFramesArriveInOrderWithoutAllocating) {
   EXPECT_EQ(pair.send->stats().frames, kFrames);
   EXPECT_EQ(pair.send->stats().tuples, source.tuples_sent);
   EXPECT_EQ(pair.recv->stats().frames, kFrames);
+  EXPECT_EQ(pair.recv->arrivals(), kFrames);  // a connection of its own: frames
   EXPECT_EQ(pair.recv->stats().tuples, source.tuples_sent);
   EXPECT_EQ(pair.recv->stats().duplicates_dropped, 0u);
   EXPECT_EQ(allocations, 0u) << "the steady-state data path allocated";

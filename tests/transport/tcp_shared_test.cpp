@@ -141,6 +141,15 @@ TEST_F(TcpShared, LinksOfOneThreadToOnePortShareOneConnection) {
     EXPECT_EQ(recvs_[i]->stats().write_calls, 0u);
     EXPECT_EQ(recvs_[i]->stats().read_calls, 0u);
   }
+  // Arrivals as a waiting thread sees them: the connection's reads that brought data, on its
+  // first link; the others, whose frames came in those reads, count none.
+  const LinkStats& first = recvs_[0]->stats();
+  EXPECT_GT(first.read_calls, first.would_block);
+  EXPECT_EQ(recvs_[0]->arrivals(), first.read_calls - first.would_block);
+  for (std::size_t i = 1; i < recvs_.size(); ++i) {
+    EXPECT_EQ(recvs_[i]->stats().frames, kFrames);
+    EXPECT_EQ(recvs_[i]->arrivals(), 0u);
+  }
 }
 
 // Only the connection reads, at each end: the loop's readiness (event_loop.hpp) counts two

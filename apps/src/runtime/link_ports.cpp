@@ -192,17 +192,11 @@ int LinkReader::poll(SteadyTime now) {
   last_poll_ = now;
   now_ = now;
   if (ended_by_checkpoint_ && !out_.ended()) out_.end();
-  const auto before = frames_;
   const int work = link_.poll(*this);
-  if (reads_as_arrivals_) {
-    // The connection may have read in another link's poll or the listener's: counted here.
-    const transport::LinkStats& stats = link_.stats();
-    const std::uint64_t reads = stats.read_calls - std::min(stats.read_calls, stats.would_block);
-    if (reads > reads_seen_) rate_.add(reads - reads_seen_, now);
-    reads_seen_ = reads;
-  } else if (frames_ != before) {
-    rate_.add(frames_ - before, now);
-  }
+  // A shared connection may have read in another link's poll or the listener's: counted here.
+  const std::uint64_t arrivals = link_.arrivals();
+  if (arrivals > arrivals_seen_) rate_.add(arrivals - arrivals_seen_, now);
+  arrivals_seen_ = arrivals;
   const auto state = link_.state();
   if (!out_.ended() &&
       (state == transport::LinkState::finished || state == transport::LinkState::failed)) {

@@ -180,13 +180,11 @@ class LinkReader final : public transport::FrameSink {
   [[nodiscard]] bool active() const noexcept { return started_; }
   [[nodiscard]] const LinkIdentity& identity() const noexcept { return identity_; }
   [[nodiscard]] transport::RecvLink& link() noexcept { return link_; }
-  // Arrivals per second, as the thread's wait weighs them (node.cpp's hints): frames, but on
-  // a shared tcp connection the frames of one send arrive together, so there its reads that
-  // brought data (counted on the connection's first link; the others count none): 64
-  // streams' one-tuple frames arriving in one send wake a blocked thread once, not 64 times
-  // (docs/design.md, "One tcp connection per pair of threads").
+  // Arrivals per second, as the thread's wait weighs them (node.cpp's hints): the link's
+  // arrivals() (transport/link.hpp) — frames, but on a shared tcp connection the reads that
+  // brought data, since 64 streams' one-tuple frames arriving in one send wake a blocked
+  // thread once, not 64 times (docs/design.md, "One tcp connection per pair of threads").
   [[nodiscard]] double rate_hz() const noexcept { return rate_.rate_hz(); }
-  void count_reads_as_arrivals() noexcept { reads_as_arrivals_ = true; }
   [[nodiscard]] std::uint64_t tuples() const noexcept { return tuples_; }
   [[nodiscard]] std::uint64_t frames() const noexcept { return frames_; }
   [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
@@ -206,8 +204,7 @@ class LinkReader final : public transport::FrameSink {
   ops::Schema schema_;
   StreamFanout& out_;
   transport::RateEstimator rate_;
-  bool reads_as_arrivals_ = false;
-  std::uint64_t reads_seen_ = 0;  // reads that brought data, as of the last poll
+  std::uint64_t arrivals_seen_ = 0;  // the link's arrivals(), as of the last poll
   SteadyTime now_{};
   SteadyTime last_poll_{};
   bool started_ = false;

@@ -284,7 +284,6 @@ transport::Result<std::unique_ptr<NodeGraph>> build_node_graph(transport::EventL
                      is_fabric(medium->name) ? fabric_provider(spec, stream) : std::string()},
         *link.value(),
         schema_of(stream), *graph->fanouts.at(stream.name)));
-    if (stream.transport.shares_connection()) graph->readers.back()->count_reads_as_arrivals();
     if (graph->resumed && graph->resumed->inputs_ended.contains(stream.name)) {
       graph->readers.back()->end_from_checkpoint();
     }

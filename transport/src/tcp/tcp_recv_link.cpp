@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -77,7 +78,13 @@ void TcpRecvLink::attach_shared(RecvConnection& connection, std::string peer,
                                 std::uint32_t sender_id) {
   leave_connection();
   shared_ = &connection;
+  ever_shared_ = true;
   start_connection(std::move(peer), sender_id);
+}
+
+std::uint64_t TcpRecvLink::arrivals() const {
+  if (!ever_shared_) return stats_.frames;
+  return stats_.read_calls - std::min(stats_.read_calls, stats_.would_block);
 }
 
 void TcpRecvLink::start_connection(std::string peer, std::uint32_t sender_id) {

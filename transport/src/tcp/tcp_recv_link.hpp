@@ -81,6 +81,9 @@ class TcpRecvLink final : public RecvLink {
   LinkState state() const override { return state_; }
   const Error* error() const override { return error_ ? &*error_ : nullptr; }
   const LinkStats& stats() const override { return stats_; }
+  // Frames on a connection of its own; once on a shared one, the reads that brought data it
+  // counted for the connection (RecvLink::arrivals()).
+  [[nodiscard]] std::uint64_t arrivals() const override;
   std::uint32_t stream_id() const override { return options_.stream_id; }
   double free_capacity() const override;
   int keep_alive() override;
@@ -118,6 +121,7 @@ class TcpRecvLink final : public RecvLink {
   FrameLimits limits_;
   std::optional<Socket> socket_;   // a connection of its own, or
   RecvConnection* shared_ = nullptr;  // a shared one
+  bool ever_shared_ = false;          // arrivals() counts reads from then on
   std::string peer_;
   std::size_t staging_bytes_;
   std::unique_ptr<std::byte[]> staging_;

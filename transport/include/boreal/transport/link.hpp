@@ -159,6 +159,14 @@ class RecvLink {
   // Frame slots free for the sender (credit it holds + slots not yet granted): the C of the
   // sleep formula.
   [[nodiscard]] virtual double free_capacity() const = 0;
+  // Arrivals so far, as a thread that waits for this end sees them: what woke it, or would
+  // have. Frames by default. A tcp link on a connection shared by a pair of threads counts
+  // the connection's reads that brought data instead (on the connection's first link; the
+  // others count none): the frames of one send arrive together and wake a blocked thread
+  // once, so 64 streams' one-tuple frames in one send are one arrival, not 64. The adaptive
+  // wait sums these rates over a thread's links (README.md, "The adaptive wait mode";
+  // docs/design.md, "One tcp connection per pair of threads").
+  [[nodiscard]] virtual std::uint64_t arrivals() const { return stats().frames; }
 
   // Back-pressure: while paused, the owner does not poll this end, and arm() neither reports
   // nor waits for arriving data, so a thread held back by a full link downstream blocks until
