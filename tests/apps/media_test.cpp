@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -285,6 +286,17 @@ TEST(ManyFabricLinks, TheReceivingNodeSizesRxmsQueueForTheirWindows) {
       << out.text;
   EXPECT_EQ(out.text.find("node 'src': FI_OFI_RXM_RX_SIZE"), std::string::npos) << out.text;
   const auto lines = read_json_lines(lines_path);
+  // Each node's report lists what it set: the queue where it had to, and rxm's bounce buffers
+  // (a window per receiving link plus 64, at least 128: runtime/media.hpp) everywhere.
+  if (std::getenv("FI_OFI_RXM_MSG_RX_SIZE") == nullptr) {
+    std::map<std::string, std::vector<std::string>> settings;
+    for (const json& line : lines) {
+      if (line.value("kind", "") == "node") settings[line["node"]] = line["settings"];
+    }
+    EXPECT_EQ(settings["dst"], (std::vector<std::string>{"FI_OFI_RXM_RX_SIZE=2112",
+                                                         "FI_OFI_RXM_MSG_RX_SIZE=2112"}));
+    EXPECT_EQ(settings["src"], (std::vector<std::string>{"FI_OFI_RXM_MSG_RX_SIZE=128"}));
+  }
   const json& summary = lines.back();
   EXPECT_EQ(summary["tuples_received"], 60000);
   EXPECT_EQ(summary["lost"], 0);

@@ -229,11 +229,15 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
   if (timeout.count() == 0) timeout = time_limit(spec, std::chrono::seconds(30));
   const auto warmup = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.warmup);
 
-  // Before anything loads libfabric's providers (media.hpp).
+  // Before anything loads libfabric's providers (media.hpp). The report lists what was set.
+  std::vector<std::string> settings;
   if (const auto set = size_rxm_receive_queue(spec, *self); !set.empty()) {
     std::cerr << "node '" << self->name << "': " << set << std::endl;
+    settings.push_back(set.substr(0, set.find(' ')));
   }
-  (void)size_rxm_bounce_buffers(spec, *self);
+  if (const auto value = size_rxm_bounce_buffers(spec, *self); !value.empty()) {
+    settings.push_back("FI_OFI_RXM_MSG_RX_SIZE=" + value);
+  }
 
   // Every thread's loop first: the rings between threads join two loops.
   const std::uint32_t threads = self->threads;
@@ -315,6 +319,7 @@ transport::Result<NodeReport> run_node(const NetworkSpec& spec, const NodeOption
 
   NodeReport report;
   report.node = self->name;
+  report.settings = std::move(settings);
   if (metrics.server) report.metrics_port = metrics.server->port();
   report.threads = threads;
   report.wait = std::string(transport::to_string(graphs[0]->wait.mode));

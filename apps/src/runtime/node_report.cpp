@@ -254,7 +254,8 @@ json to_json(const NodeReport& r) {
             {"threads", r.threads},
             {"thread_reports", thread_reports},
             {"errors", r.errors},
-            {"rejected", r.rejected}};
+            {"rejected", r.rejected},
+            {"settings", r.settings}};
   if (r.machine) j["machine"] = to_json(*r.machine);
   if (r.metrics_port) j["metrics_port"] = *r.metrics_port;
   return j;
@@ -350,6 +351,7 @@ transport::Result<NodeReport> node_report_from_json(const json& j) {
     }
     r.errors = j.value("errors", std::vector<std::string>{});
     r.rejected = j.value("rejected", std::vector<std::string>{});
+    r.settings = j.value("settings", std::vector<std::string>{});
     if (j.contains("metrics_port")) r.metrics_port = j["metrics_port"].get<std::uint16_t>();
     return r;
   } catch (const json::exception& e) {

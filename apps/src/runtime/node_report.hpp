@@ -167,6 +167,9 @@ struct NodeReport {
   std::vector<std::string> rejected;  // connections refused before they became a link (bad
                                       // hello, garbage, unknown stream): the node kept serving
   std::optional<std::uint16_t> metrics_port;  // where it served live metrics (--metrics-port)
+  // Environment variables the node set for libfabric before it loaded, as VAR=value (rxm's
+  // queue sizes: runtime/media.hpp); one it found set already it left, and it is not here.
+  std::vector<std::string> settings;
 
   [[nodiscard]] bool ok() const noexcept { return errors.empty(); }
 };
