@@ -404,6 +404,14 @@ TEST(TcpLink, LargeFramesSurviveAFullSocketBufferWhileBusyPolling) {
   EXPECT_EQ(sink.crc, source.crc);
   EXPECT_EQ(sink.bad_sequence_at, 0u);
   EXPECT_EQ(sink.bad_tuples, 0u);
+  // The socket holds megabytes at each poll, yet no read asks for more than two of the
+  // largest frames (tcp/socket_io.hpp, read_room_bytes()), so the bytes take at least that
+  // many reads. Reading into the whole window's staging took a few reads per poll.
+  const LinkStats& stats = pair.recv->stats();
+  const std::uint64_t wire_bytes = stats.payload_bytes + kFrameHeaderBytes * kFrames;
+  const std::uint64_t room = 2 * (kFrameHeaderBytes + 32 * 1024);
+  EXPECT_GE(stats.read_calls - stats.would_block, (wire_bytes + room - 1) / room)
+      << wire_bytes << " bytes";
 }
 
 // The blocking path, on two threads with a loop each: whenever a round did no work, the

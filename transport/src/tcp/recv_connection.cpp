@@ -19,9 +19,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Reading room: at least this, and always two of the largest frames.
-constexpr std::size_t kLeastBuffer = 64 * 1024;
-
 std::uint32_t stream_of(const std::byte* header) {
   std::uint32_t stream = 0;
   std::memcpy(&stream, header + 8, sizeof stream);  // frame.cpp's kStreamIdAt
@@ -37,7 +34,7 @@ RecvConnection::RecvConnection(EventLoop& loop, Socket socket, std::string peer,
       peer_(std::move(peer)),
       matcher_(std::move(matcher)),
       refused_(std::move(refused)),
-      buffer_(std::max(kLeastBuffer, 2 * frame_bytes)) {
+      buffer_(read_room_bytes(frame_bytes)) {
   const int on = 1;
   (void)::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   read_wait_.new_connection();

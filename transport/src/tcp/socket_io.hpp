@@ -40,6 +40,17 @@ struct StampedRead {
 StampedRead read_stamped(Socket& socket, std::span<std::byte> room,
                          std::span<std::byte> then = {});
 
+// How much one read asks for: at least 64 KiB, and always two of the largest frames, at each
+// kind of receiving end (a link's own socket, a shared connection). A read that asks for
+// more at the maximum rate lands in memory the cache no longer holds: a link of its own that
+// read up to its whole window of staging (2 MiB with the defaults) carried 0.72-0.83x the
+// tuples/s at the maximum that it carries reading 64 KiB at a time
+// (docs/bench/experiments/read-room/).
+[[nodiscard]] constexpr std::size_t read_room_bytes(std::size_t largest_frame_bytes) noexcept {
+  constexpr std::size_t kLeastReadBytes = 64 * 1024;
+  return kLeastReadBytes > 2 * largest_frame_bytes ? kLeastReadBytes : 2 * largest_frame_bytes;
+}
+
 // Control frames have no payload, so they are encoded whole into this queue and written
 // with one send. 32 frames = 1 KiB: far more than one poll ever queues (one credit and at
 // most one ack), so a full queue means the peer stopped reading.

@@ -140,9 +140,12 @@ int TcpRecvLink::poll(FrameSink& sink) {
   // start (read_wait.hpp): no recvmsg() this pass.
   const bool nothing_to_read = read_wait_.skip_read();
   if (!nothing_to_read && state_ == LinkState::established) read_wait_.arm_before_read(*socket_);
-  // Drain: read, deliver, repeat while reads fill data; a few rounds bound one call so other
-  // links of the thread get their turn.
-  for (int round = 0; round < 4 && state_ == LinkState::established; ++round) {
+  // Drain: read, deliver, repeat while reads fill their room; four windows' worth of reads
+  // at most bound one call, so other links of the thread get their turn.
+  const std::size_t rounds =
+      4 * std::max<std::size_t>(1, staging_bytes_ / read_room_bytes(kFrameHeaderBytes +
+                                                                    options_.max_payload_bytes));
+  for (std::size_t round = 0; round < rounds && state_ == LinkState::established; ++round) {
     const auto got = nothing_to_read ? ReadResult{} : read_available();
     work += deliver(sink);
     if (got.bytes == 0 || got.drained) break;
@@ -238,13 +241,18 @@ void TcpRecvLink::check_reconnect_deadline() {
 
 TcpRecvLink::ReadResult TcpRecvLink::read_available() {
   if (peer_closed_) return {};
-  if (staging_bytes_ - end_ < kFrameHeaderBytes + options_.max_payload_bytes && begin_ > 0) {
+  // Reads go to the front of the staging buffer, a read's room at a time: once the bytes not
+  // yet delivered (a frame's part, at most) start a read's room in, they move to the front,
+  // so the reads keep to memory the cache holds (socket_io.hpp, read_room_bytes()).
+  const std::size_t frame_bytes = kFrameHeaderBytes + options_.max_payload_bytes;
+  const std::size_t read_bytes = read_room_bytes(frame_bytes);
+  if (begin_ > 0 && (staging_bytes_ - end_ < frame_bytes || begin_ >= read_bytes)) {
     std::memmove(staging_.get(), staging_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
   if (end_ == staging_bytes_) return {};
-  const std::size_t room = staging_bytes_ - end_;
+  const std::size_t room = std::min(staging_bytes_ - end_, read_bytes);
   const StampedRead read = read_stamped(*socket_, {staging_.get() + end_, room});
   const ssize_t n = read.bytes;
   ++stats_.read_calls;
