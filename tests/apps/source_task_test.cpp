@@ -110,5 +110,23 @@ TEST(SourceTaskSchedule, ANexmarkSourceIsDueEventsNotRows) {
   EXPECT_EQ(target.rows, 448u);
 }
 
+// A source of 300 events that fell behind does not have more than those due.
+TEST(SourceTaskSchedule, ANexmarkSourceIsDueNoMoreThanItsEvents) {
+  const ops::Schema& schema = ops::nexmark_schema(ops::NexmarkStream::bids);
+  FakeTarget target(schema);
+  SourceParams params;
+  params.kind = SourceKind::nexmark;
+  params.streams = {ops::NexmarkStream::bids};
+  params.rate = 100'000.0;
+  params.events = 300;
+  SourceTask task("src", "bids", target, schema, params);
+  target.refusing = true;
+  (void)task.do_work(kStart);
+  (void)task.do_work(kStart + std::chrono::microseconds(100));
+  EXPECT_EQ(task.events(), 0u);
+  EXPECT_EQ(task.events_due(kStart + std::chrono::microseconds(100)), 11u);
+  EXPECT_EQ(task.events_due(kStart + std::chrono::milliseconds(50)), 300u);
+}
+
 }  // namespace
 }  // namespace boreal::runtime

@@ -124,6 +124,7 @@ std::uint64_t SourceTask::events_due(SteadyTime now) const noexcept {
   std::uint64_t due =
       static_cast<std::uint64_t>(static_cast<double>((until - t0_).count()) / period_ns_) + 1;
   if (params_.tuples > 0 && !nexmark_) due = std::min(due, params_.tuples);
+  if (params_.events > 0 && nexmark_) due = std::min(due, params_.events);
   return std::max(due, done);
 }
 
