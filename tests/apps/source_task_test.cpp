@@ -51,6 +51,16 @@ class FakeTarget final : public RowTarget {
 
 const SteadyTime kStart{std::chrono::seconds(5)};
 
+// A nexmark source of bids at 100 k events/s (an event every 10 µs); `events`: its limit.
+SourceParams nexmark_bids(std::uint64_t events = 0) {
+  SourceParams params;
+  params.kind = SourceKind::nexmark;
+  params.streams = {ops::NexmarkStream::bids};
+  params.rate = 100'000.0;
+  params.events = events;
+  return params;
+}
+
 TEST(SourceTaskSchedule, ABackPressuredSourceFallsBehindItsScheduleAndCatchesUp) {
   const auto schema = ops::Schema::make({{"seq", "i64"}, {"ts", "timestamp"}}).value();
   FakeTarget target(schema);
@@ -97,11 +107,7 @@ TEST(SourceTaskSchedule, AnUnpacedSourceHasDueWhatItWalked) {
 TEST(SourceTaskSchedule, ANexmarkSourceIsDueEventsNotRows) {
   const ops::Schema& schema = ops::nexmark_schema(ops::NexmarkStream::bids);
   FakeTarget target(schema);
-  SourceParams params;
-  params.kind = SourceKind::nexmark;
-  params.streams = {ops::NexmarkStream::bids};
-  params.rate = 100'000.0;  // an event every 10 µs
-  SourceTask task("src", "bids", target, schema, params);
+  SourceTask task("src", "bids", target, schema, nexmark_bids());
   (void)task.do_work(kStart);
   (void)task.do_work(kStart + std::chrono::microseconds(499 * 10));
   EXPECT_EQ(task.events_due(kStart + std::chrono::microseconds(499 * 10)), 500u);
@@ -114,12 +120,7 @@ TEST(SourceTaskSchedule, ANexmarkSourceIsDueEventsNotRows) {
 TEST(SourceTaskSchedule, ANexmarkSourceIsDueNoMoreThanItsEvents) {
   const ops::Schema& schema = ops::nexmark_schema(ops::NexmarkStream::bids);
   FakeTarget target(schema);
-  SourceParams params;
-  params.kind = SourceKind::nexmark;
-  params.streams = {ops::NexmarkStream::bids};
-  params.rate = 100'000.0;
-  params.events = 300;
-  SourceTask task("src", "bids", target, schema, params);
+  SourceTask task("src", "bids", target, schema, nexmark_bids(300));
   target.refusing = true;
   (void)task.do_work(kStart);
   (void)task.do_work(kStart + std::chrono::microseconds(100));

@@ -24,6 +24,7 @@ TcpRecvLink::TcpRecvLink(EventLoop& loop, const LinkOptions& options)
               .max_payload_bytes = options.max_payload_bytes},
       staging_bytes_(static_cast<std::size_t>(options.window) *
                      (kFrameHeaderBytes + options.max_payload_bytes)),
+      read_bytes_(read_room_bytes(kFrameHeaderBytes + options.max_payload_bytes)),
       // Not zeroed: a page is touched when bytes first arrive in it (see the header).
       staging_(new std::byte[staging_bytes_]),
       credits_(options.window, std::max<std::uint32_t>(1, std::min(options.credit_batch,
@@ -142,9 +143,7 @@ int TcpRecvLink::poll(FrameSink& sink) {
   if (!nothing_to_read && state_ == LinkState::established) read_wait_.arm_before_read(*socket_);
   // Drain: read, deliver, repeat while reads fill their room; four windows' worth of reads
   // at most bound one call, so other links of the thread get their turn.
-  const std::size_t rounds =
-      4 * std::max<std::size_t>(1, staging_bytes_ / read_room_bytes(kFrameHeaderBytes +
-                                                                    options_.max_payload_bytes));
+  const std::size_t rounds = 4 * std::max<std::size_t>(1, staging_bytes_ / read_bytes_);
   for (std::size_t round = 0; round < rounds && state_ == LinkState::established; ++round) {
     const auto got = nothing_to_read ? ReadResult{} : read_available();
     work += deliver(sink);
@@ -245,14 +244,13 @@ TcpRecvLink::ReadResult TcpRecvLink::read_available() {
   // yet delivered (a frame's part, at most) start a read's room in, they move to the front,
   // so the reads keep to memory the cache holds (socket_io.hpp, read_room_bytes()).
   const std::size_t frame_bytes = kFrameHeaderBytes + options_.max_payload_bytes;
-  const std::size_t read_bytes = read_room_bytes(frame_bytes);
-  if (begin_ > 0 && (staging_bytes_ - end_ < frame_bytes || begin_ >= read_bytes)) {
+  if (begin_ > 0 && (staging_bytes_ - end_ < frame_bytes || begin_ >= read_bytes_)) {
     std::memmove(staging_.get(), staging_.get() + begin_, end_ - begin_);
     end_ -= begin_;
     begin_ = 0;
   }
   if (end_ == staging_bytes_) return {};
-  const std::size_t room = std::min(staging_bytes_ - end_, read_bytes);
+  const std::size_t room = std::min(staging_bytes_ - end_, read_bytes_);
   const StampedRead read = read_stamped(*socket_, {staging_.get() + end_, room});
   const ssize_t n = read.bytes;
   ++stats_.read_calls;

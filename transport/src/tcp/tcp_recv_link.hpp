@@ -124,6 +124,7 @@ class TcpRecvLink final : public RecvLink {
   bool ever_shared_ = false;          // arrivals() counts reads from then on
   std::string peer_;
   std::size_t staging_bytes_;
+  std::size_t read_bytes_;  // what one read asks for at most (socket_io.hpp, read_room_bytes())
   std::unique_ptr<std::byte[]> staging_;
   std::size_t begin_ = 0;  // first byte not yet delivered
   std::size_t end_ = 0;    // one past the last byte read
