@@ -373,6 +373,53 @@ TEST(BadInput, NodeRefusesBadConnectionsAndKeepsServingItsLinks) {
   EXPECT_EQ(summary["rejected_connections"], 4);
 }
 
+// An idle thread wakes for its tick every 100 ms, unless something on it follows the clock
+// (an aggregate with a timeout on a timestamp field here), then every 10 ms
+// (NodeAgent::kIdleTick, apps/src/runtime/node.cpp). Counted as the blocks that ran to their
+// timeout over a 2-s window with nothing sent: about 20 against about 200.
+TEST(IdleTick, AnIdleThreadWakesEveryTenthOfASecondUnlessABoxFollowsTheClock) {
+  TempDir dir;
+  const std::string with_aggregate =
+      "name: test\n"
+      "schemas:\n"
+      "  tick: [{seq: i64}, {ts: timestamp}, {key: i64}, {pad: str40}]\n"
+      "nodes:\n"
+      "  - {name: src, address: \"tcp://127.0.0.1:7101\"}\n"
+      "  - {name: dst, address: \"tcp://127.0.0.1:7102\"}\n"
+      "transport: {medium: tcp, wait: block}\n"
+      "boxes:\n"
+      "  - {name: gen, type: source, node: src, out: ticks, schema: tick, params: {rate: 1000}}\n"
+      "  - {name: counts, type: aggregate, node: dst, in: ticks, out: n, params: {window: {kind: "
+      "time, field: ts, size: 4ms}, timeout: 1s, aggregates: [{function: count, as: n}]}}\n"
+      "  - {name: count, type: sink, node: dst, in: n, params: {kind: count}}\n";
+  const std::string plain = two_nodes("{rate: 1000}", "{kind: check}");
+  for (const bool follows_clock : {false, true}) {
+    SCOPED_TRACE(follows_clock ? "an aggregate with a timeout on dst" : "a source and a sink");
+    const auto spec = dir.file(follows_clock ? "agg.yaml" : "plain.yaml",
+                               follows_clock ? with_aggregate : plain);
+    const auto lines_path = dir.file(follows_clock ? "agg.jsonl" : "plain.jsonl");
+    const auto out = run(std::string(BOREAL_BIN) + " launch " + spec +
+                         " --timeout 60 --free-ports --quiet --rate idle --duration 2 --json " +
+                         lines_path);
+    ASSERT_EQ(out.status, 0) << out.text;
+    const auto lines = read_json_lines(lines_path);
+    const json* sender = find_kind(lines, "node", "src");
+    const json* receiver = find_kind(lines, "node", "dst");
+    ASSERT_NE(sender, nullptr);
+    ASSERT_NE(receiver, nullptr);
+    EXPECT_EQ((*receiver)["tuples_received"], 0);
+    const auto timeouts = [](const json* node) {
+      return (*node)["wait_stats"]["timeouts"].get<std::uint64_t>();
+    };
+    EXPECT_LE(timeouts(sender), 40u) << sender->dump();
+    if (follows_clock) {
+      EXPECT_GE(timeouts(receiver), 100u) << receiver->dump();
+    } else {
+      EXPECT_LE(timeouts(receiver), 40u) << receiver->dump();
+    }
+  }
+}
+
 TEST(OneNode, AStreamInsideANodeIsADirectCall) {
   TempDir dir;
   const auto spec = dir.file("net.yaml",

@@ -2,13 +2,13 @@
 // (metrics_server.hpp) to read.
 //
 // Each I/O thread has a slot: a mutex and the figures it last published. The thread publishes
-// about once a tick (ThreadMeter::tick, every 10 ms), never per tuple; publish() copies
-// numbers into vectors sized when the board was made, so it does not allocate, and holds the
-// slot's mutex only for that copy. sample(), on the server's thread once per scrape, takes
-// each slot's mutex in turn for the same short copy, then reads the process's own figures
-// outside every lock. The only wait an I/O thread can meet is a scrape's copy of its slot
-// (well under a microsecond, a few times a minute); a seqlock would remove that too, at the
-// price of retries and torn-read care for the reader.
+// about once a tick (ThreadMeter::tick: every 10 ms, or 100 ms while idle), never per tuple;
+// publish() copies numbers into vectors sized when the board was made, so it does not
+// allocate, and holds the slot's mutex only for that copy. sample(), on the server's thread
+// once per scrape, takes each slot's mutex in turn for the same short copy, then reads the
+// process's own figures outside every lock. The only wait an I/O thread can meet is a
+// scrape's copy of its slot (well under a microsecond, a few times a minute); a seqlock would
+// remove that too, at the price of retries and torn-read care for the reader.
 //
 // Threading: publish(t, ...) from thread t only (one writer per slot); sample() from any
 // thread. The labels never change after construction.

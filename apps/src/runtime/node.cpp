@@ -34,7 +34,8 @@ class NodeAgent {
       : graph_(graph),
         started_at_(std::chrono::steady_clock::now()),
         give_up_at_(timeout.count() > 0 ? started_at_ + timeout : SteadyTime::max()),
-        warmup_(warmup) {
+        warmup_(warmup),
+        idle_tick_(graph.follows_clock() ? kTick : kIdleTick) {
     // Every task tells the agent when it starts, before its first tuple: with no warm-up the
     // window opens right then, so it holds every tuple of the run.
     auto mark = [this](SteadyTime now) { mark_active(now); };
@@ -73,6 +74,14 @@ class NodeAgent {
  private:
   // Boxes with timeouts see the clock this often; progress and rejected connections too.
   static constexpr std::chrono::milliseconds kTick{10};
+  // How long an idle thread waits for its next tick when nothing on it follows the clock
+  // (NodeGraph::follows_clock()). Each tick of an idle thread is a wake-up: with a 10 ms one,
+  // two idle nodes used 0.013-0.018 machine cores (their own 0.008-0.012), with 100 ms
+  // 0.005-0.009 (0.002-0.005) on tcp and fabric-rma (docs/bench/experiments/idle-tick/). What
+  // the tick still serves there (published metrics, progress lines every second, hello and
+  // reconnect timeouts of seconds) does not need it sooner; a thread with work ticks every
+  // kTick.
+  static constexpr std::chrono::milliseconds kIdleTick{100};
 
   void mark_active(SteadyTime now) {
     if (!active_since_) active_since_ = now;
@@ -129,9 +138,10 @@ class NodeAgent {
     hints_.free_capacity = std::max(capacity, 0.0);  // +inf: no receive ring to fill
     deadline = std::min(deadline, give_up_at_);
     if (active_since_ && !window_start) deadline = std::min(deadline, *active_since_ + warmup_);
-    // The tick (boxes' clocks, progress lines, refused connections) comes every kTick even
-    // when nothing arrives, so an idle thread still reports.
-    deadline = std::min(deadline, last_tick_ + kTick);
+    // The tick (boxes' clocks, progress lines, refused connections) comes even when nothing
+    // arrives, so an idle thread still reports: every kTick where boxes or checkpoints follow
+    // the clock, else every kIdleTick.
+    deadline = std::min(deadline, last_tick_ + idle_tick_);
     hints_.deadline = deadline;
   }
 
@@ -139,6 +149,7 @@ class NodeAgent {
   SteadyTime started_at_;
   SteadyTime give_up_at_;
   std::chrono::nanoseconds warmup_;
+  std::chrono::milliseconds idle_tick_;
   std::optional<SteadyTime> active_since_;
   SteadyTime last_tick_{};
   transport::LoadHints hints_;

@@ -86,6 +86,12 @@ int NodeGraph::do_work(std::chrono::steady_clock::time_point now, std::int64_t t
   return work;
 }
 
+bool NodeGraph::follows_clock() const noexcept {
+  return !checkpoint_path.empty() ||
+         std::any_of(boxes.begin(), boxes.end(),
+                     [](const auto& box) { return box->ticks_on_clock(); });
+}
+
 transport::Result<void> NodeGraph::maybe_checkpoint(std::chrono::steady_clock::time_point now) {
   if (checkpoint_path.empty()) return transport::success();
   std::size_t ended = 0;

@@ -88,6 +88,11 @@ struct NodeGraph {
   void drop_checkpoint();
   // Every source, reader, writer and sink is done: the node's part of the run is over.
   [[nodiscard]] bool done() const noexcept;
+  // Whether something on this thread acts on the clock while no tuple comes: a box that
+  // ticks on it (an aggregate's timeout, a hold resample) or a checkpoint file (a checkpoint
+  // every kCheckpointInterval). An idle thread then still ticks every 10 ms; others less
+  // often (node.cpp, NodeAgent).
+  [[nodiscard]] bool follows_clock() const noexcept;
 
   std::string node_name;
 

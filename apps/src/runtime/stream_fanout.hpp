@@ -81,6 +81,8 @@ class BoxRunner {
 
   [[nodiscard]] ops::Box& box() noexcept { return *box_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  // Whether tick() hands the box the clock (network_spec.hpp's ticks_on_clock()).
+  [[nodiscard]] bool ticks_on_clock() const noexcept { return ticks_on_clock_; }
   [[nodiscard]] bool finished() const noexcept { return finished_ == box_->input_count(); }
   [[nodiscard]] std::uint64_t tuples_in() const noexcept { return tuples_in_; }
   [[nodiscard]] std::uint64_t batches_in() const noexcept { return batches_in_; }
