@@ -5,19 +5,19 @@
 """
 import collections
 import gzip
-import json
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..",
+                                "scripts"))
+from bench_runs import kept_runs  # noqa: E402  (the sweep scripts' reader of run lines)
 
 for directory in sys.argv[1:]:
     machine = collections.defaultdict(list)
     nodes = collections.defaultdict(list)
     with gzip.open(os.path.join(directory, "bench.jsonl.gz"), "rt", encoding="utf-8") as f:
-        for line in f:
-            run = json.loads(line)
-            if run.get("kind") != "run" or run.get("discarded"):
-                continue
+        for run in kept_runs(f):
             key = (run["medium"], run["wait"])
             machine[key].append(run["cores_used"]["machine"])
             nodes[key].append(run["cores_used"]["nodes"])
