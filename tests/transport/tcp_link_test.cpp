@@ -662,13 +662,14 @@ TEST(TcpLink, AByteCorruptedBeforeTheSinksPassIsRefusedAsACorruptFrame) {
 
 TEST(TcpLink, ConnectToClosedPortFailsNamingTheAddressAfterTheTimeout) {
   EventLoop loop;
-  // A port that was free a moment ago and has no listener now.
-  std::uint16_t port = 0;
-  {
-    boost::asio::ip::tcp::acceptor probe(
-        loop.context(), {boost::asio::ip::make_address("127.0.0.1"), 0});
-    port = probe.local_endpoint().port();
-  }
+  // A port held bound for the whole test and never listened on: connects to it are refused.
+  // A port merely free a moment before could be taken meanwhile by a test running beside
+  // this one, or become this link's own source port (a self-connect): once in CI under
+  // AddressSanitizer the link then met a peer that closed during the handshake.
+  boost::asio::ip::tcp::socket holder(loop.context());
+  holder.open(boost::asio::ip::tcp::v4());
+  holder.bind({boost::asio::ip::make_address("127.0.0.1"), 0});
+  const std::uint16_t port = holder.local_endpoint().port();
   const auto options = options_for(1, 8, 64, 4, 1);
   const auto started = Clock::now();
   auto made = make_tcp_send_link(loop, {"127.0.0.1", port}, options,
